@@ -1,0 +1,127 @@
+use crate::scale;
+use core::fmt;
+use num_traits::{One, Zero};
+use shared_ops::{Binary, Op, Unary, rules};
+
+/// A dual number `primal + tangent·ε` with ε² = 0: the value of an expression and its
+/// directional derivative, carried together through every operation.
+///
+/// Generic over any [`Op`] (so it nests) and an `Op` itself. Comparisons (`<`, `==`, `max`'s
+/// branch) look at the primal only, like the `f64` code it replaces.
+///
+/// ```
+/// use forward::Dual;
+/// use shared_ops::Op;
+///
+/// let x = Dual::variable(3.0_f64); // seed: dx/dx = 1
+/// let y = x * x + Dual::constant(1.0);
+/// assert_eq!((y.primal, y.tangent), (10.0, 6.0));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dual<T> {
+    /// The value.
+    pub primal: T,
+    /// The directional derivative carried along.
+    pub tangent: T,
+}
+
+impl<T: Op> Dual<T> {
+    /// A dual with the given primal and tangent.
+    ///
+    /// ```
+    /// let d = forward::Dual::new(1.0_f64, 2.0);
+    /// assert_eq!(d.tangent, 2.0);
+    /// ```
+    #[inline(always)]
+    pub fn new(primal: T, tangent: T) -> Self {
+        Dual { primal, tangent }
+    }
+
+    /// An independent variable: tangent seeded with 1.
+    ///
+    /// ```
+    /// assert_eq!(forward::Dual::variable(5.0_f64).tangent, 1.0);
+    /// ```
+    #[inline(always)]
+    pub fn variable(primal: T) -> Self {
+        Dual {
+            primal,
+            tangent: T::one(),
+        }
+    }
+}
+
+/// Lifts a value one nesting level as a constant (zero tangent).
+impl<T: Op> From<T> for Dual<T> {
+    #[inline(always)]
+    fn from(primal: T) -> Self {
+        Dual {
+            primal,
+            tangent: T::zero(),
+        }
+    }
+}
+
+impl<T: Op> Op for Dual<T> {
+    #[inline(always)]
+    fn constant(c: f64) -> Self {
+        Dual::from(T::constant(c))
+    }
+    #[inline(always)]
+    fn value(&self) -> f64 {
+        self.primal.value()
+    }
+    #[inline(always)]
+    fn apply1<R: Unary>(self, rule: R) -> Self {
+        let (v, d) = rule.eval(self.primal);
+        Dual {
+            primal: v,
+            tangent: scale(d, self.tangent),
+        }
+    }
+    #[inline(always)]
+    fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
+        let (v, da, db) = rule.eval(self.primal, other.primal);
+        Dual {
+            primal: v,
+            tangent: scale(da, self.tangent) + scale(db, other.tangent),
+        }
+    }
+}
+
+impl<T: Op> Dual<T> {
+    /// The fused multiply-add rule (`Float::mul_add` calls it).
+    #[inline(always)]
+    fn fused_mul_add(self, a: Self, b: Self) -> Self {
+        let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
+        let tangent = scale(da, self.tangent) + scale(db, a.tangent) + scale(dc, b.tangent);
+        Dual { primal: v, tangent }
+    }
+}
+
+shared_ops::impl_float_via_rules!(impl [T: Op] for Dual<T>, inner T, primal |s| s.primal);
+
+impl<T: Op> Zero for Dual<T> {
+    #[inline(always)]
+    fn zero() -> Self {
+        Dual::from(T::zero())
+    }
+    /// Structural: zero in primal *and* tangent.
+    #[inline(always)]
+    fn is_zero(&self) -> bool {
+        self.primal.is_zero() && self.tangent.is_zero()
+    }
+}
+
+impl<T: Op> One for Dual<T> {
+    #[inline(always)]
+    fn one() -> Self {
+        Dual::from(T::one())
+    }
+}
+
+impl<T: Op> fmt::Display for Dual<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} + {}ε", self.primal, self.tangent)
+    }
+}

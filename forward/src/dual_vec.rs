@@ -1,0 +1,144 @@
+use crate::scale;
+use core::fmt;
+use num_traits::{One, Zero};
+use shared_ops::{Binary, Op, Unary, rules};
+
+/// A dual number with `N` tangents: one forward sweep computes `N` directional derivatives.
+///
+/// A Jacobian of `f: Rⁿ → Rᵐ` then takes ⌈n/N⌉ sweeps instead of n. The partials of each
+/// operation are computed once and applied to all `N` tangents, which sit in one array so the
+/// compiler vectorises the lane loop. The structural-zero convention holds lane by lane, so the
+/// result does not depend on `N`.
+///
+/// ```
+/// use forward::{DualVec, Float};
+///
+/// // f(x, y) = x·y + sin(x), gradient in one sweep with two tangents.
+/// let x = DualVec::<f64, 2>::variable(1.0, 0);
+/// let y = DualVec::<f64, 2>::variable(2.0, 1);
+/// let f = x * y + x.sin();
+/// assert_eq!(f.tangent, [2.0 + 1.0_f64.cos(), 1.0]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct DualVec<T, const N: usize> {
+    /// The value.
+    pub primal: T,
+    /// `N` directional derivatives.
+    pub tangent: [T; N],
+}
+
+impl<T: Op, const N: usize> DualVec<T, N> {
+    /// A dual with the given primal and tangents.
+    ///
+    /// ```
+    /// let d = forward::DualVec::new(1.0_f64, [0.0, 1.0]);
+    /// assert_eq!(d.tangent[1], 1.0);
+    /// ```
+    #[inline(always)]
+    pub fn new(primal: T, tangent: [T; N]) -> Self {
+        DualVec { primal, tangent }
+    }
+
+    /// Input number `lane` of a chunk: its tangent is the unit vector `e_lane`.
+    /// A `lane` ≥ `N` gives a constant (used for the tail of the last chunk).
+    ///
+    /// ```
+    /// let x = forward::DualVec::<f64, 3>::variable(4.0, 2);
+    /// assert_eq!(x.tangent, [0.0, 0.0, 1.0]);
+    /// ```
+    #[inline(always)]
+    pub fn variable(primal: T, lane: usize) -> Self {
+        let mut tangent = [T::zero(); N];
+        if lane < N {
+            tangent[lane] = T::one();
+        }
+        DualVec { primal, tangent }
+    }
+}
+
+impl<T: Op, const N: usize> From<T> for DualVec<T, N> {
+    #[inline(always)]
+    fn from(primal: T) -> Self {
+        DualVec {
+            primal,
+            tangent: [T::zero(); N],
+        }
+    }
+}
+
+impl<T: Op, const N: usize> Default for DualVec<T, N> {
+    fn default() -> Self {
+        Self::zero()
+    }
+}
+
+impl<T: Op, const N: usize> Op for DualVec<T, N> {
+    #[inline(always)]
+    fn constant(c: f64) -> Self {
+        DualVec::from(T::constant(c))
+    }
+    #[inline(always)]
+    fn value(&self) -> f64 {
+        self.primal.value()
+    }
+    #[inline(always)]
+    fn apply1<R: Unary>(self, rule: R) -> Self {
+        let (v, d) = rule.eval(self.primal);
+        let mut tangent = self.tangent;
+        for t in &mut tangent {
+            *t = scale(d, *t);
+        }
+        DualVec { primal: v, tangent }
+    }
+    #[inline(always)]
+    fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
+        let (v, da, db) = rule.eval(self.primal, other.primal);
+        let mut tangent = self.tangent;
+        for (t, u) in tangent.iter_mut().zip(other.tangent) {
+            *t = scale(da, *t) + scale(db, u);
+        }
+        DualVec { primal: v, tangent }
+    }
+}
+
+impl<T: Op, const N: usize> DualVec<T, N> {
+    /// The fused multiply-add rule (`Float::mul_add` calls it).
+    #[inline(always)]
+    fn fused_mul_add(self, a: Self, b: Self) -> Self {
+        let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
+        let mut tangent = self.tangent;
+        for ((t, ta), tb) in tangent.iter_mut().zip(a.tangent).zip(b.tangent) {
+            *t = scale(da, *t) + scale(db, ta) + scale(dc, tb);
+        }
+        DualVec { primal: v, tangent }
+    }
+}
+
+shared_ops::impl_float_via_rules!(
+    impl [T: Op, const N: usize] for DualVec<T, N>, inner T, primal |s| s.primal
+);
+
+impl<T: Op, const N: usize> Zero for DualVec<T, N> {
+    #[inline(always)]
+    fn zero() -> Self {
+        DualVec::from(T::zero())
+    }
+    /// Structural: zero in the primal and in every tangent.
+    #[inline(always)]
+    fn is_zero(&self) -> bool {
+        self.primal.is_zero() && self.tangent.iter().all(Zero::is_zero)
+    }
+}
+
+impl<T: Op, const N: usize> One for DualVec<T, N> {
+    #[inline(always)]
+    fn one() -> Self {
+        DualVec::from(T::one())
+    }
+}
+
+impl<T: Op, const N: usize> fmt::Display for DualVec<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} + {:?}ε", self.primal, self.tangent)
+    }
+}

@@ -1,0 +1,54 @@
+//! Forward-mode automatic differentiation: tangent numbers.
+//!
+//! A [`Dual<T>`] carries a primal value and one tangent. Every operation computes its value and
+//! pushes the tangent through its local partials, `v̇ = Σ ∂v/∂u · u̇` (the rules of
+//! [`shared_ops::rules`]). Seeding one input with tangent 1 gives one column of the Jacobian per
+//! sweep: a full Jacobian of `f: Rⁿ → Rᵐ` costs n sweeps, or ⌈n/N⌉ sweeps with the N tangents of
+//! a [`DualVec<T, N>`].
+//!
+//! `Dual<T>` is generic over any [`Op`], itself an `Op`, so `Dual<Dual<f64>>` gives second
+//! derivatives with no extra code, and the nesting levels are kept apart by type (no
+//! perturbation confusion).
+//!
+//! ```
+//! use forward::{derivative, Dual};
+//! use shared_ops::Op;
+//!
+//! fn f<T: Op>(x: T) -> T {
+//!     x.sin() * x.exp()
+//! }
+//!
+//! // f'(x) by one forward sweep.
+//! let (y, dy) = derivative(f, 0.7_f64);
+//! assert!((dy - (0.7_f64.cos() + 0.7_f64.sin()) * 0.7_f64.exp()).abs() < 1e-15);
+//!
+//! // f''(x) by nesting: the derivative of the derivative.
+//! let (_, d2y) = derivative(|x: Dual<f64>| derivative(f, x).1, 0.7_f64);
+//! assert!((d2y - 2.0 * 0.7_f64.cos() * 0.7_f64.exp()).abs() < 1e-14);
+//! # let _ = y;
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod drivers;
+mod dual;
+mod dual_vec;
+
+pub use drivers::{derivative, gradient, jacobian, jvp};
+pub use dual::Dual;
+pub use dual_vec::DualVec;
+pub use shared_ops::num_traits::Float;
+pub use shared_ops::{Error, Op};
+
+/// The tangent contribution `∂ · u̇` with the structural-zero convention of
+/// [`shared_ops::rules`]: a zero factor (a constant's tangent, an input not being seeded, a zero
+/// partial) makes the contribution exactly zero, even when the other factor is infinite or NaN
+/// (√ at 0, `atan2` at the origin). Reverse mode applies the same convention to adjoints.
+#[inline(always)]
+pub(crate) fn scale<T: Op>(partial: T, tangent: T) -> T {
+    if partial.is_zero() || tangent.is_zero() {
+        T::zero()
+    } else {
+        partial * tangent
+    }
+}

@@ -1,0 +1,209 @@
+//! Full Jacobians of `f: Rⁿ → Rᵐ`, by the cheaper of forward and reverse mode.
+//!
+//! A forward sweep gives one **column** of the Jacobian (or N columns with an N-tangent dual);
+//! a reverse sweep gives one **row**. So a full Jacobian costs about ⌈n/N⌉ forward sweeps or one
+//! recording plus m reverse sweeps. [`jacobian`] plans which, runs it, and returns the value,
+//! the m×n matrix and the [`Plan`] with the reason in words.
+//!
+//! Write the function once with the [`Function`] trait:
+//!
+//! ```
+//! use jacobian::{Function, Mode, Op, jacobian, jacobian_with};
+//!
+//! /// f(x) = [x₀·x₁, sin x₀, x₁²]: 2 inputs, 3 outputs.
+//! struct F;
+//! impl Function for F {
+//!     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+//!         vec![x[0] * x[1], x[0].sin(), x[1].powi(2)]
+//!     }
+//! }
+//!
+//! let j = jacobian(&F, &[1.0, 2.0])?;
+//! assert_eq!(j.plan.mode, Mode::Forward); // n = 2 ≤ m = 3
+//! assert_eq!(j.matrix[(0, 1)], 1.0);
+//! assert_eq!(j.matrix[(2, 1)], 4.0);
+//!
+//! // Forcing the other mode gives the same matrix.
+//! let r = jacobian_with(&F, &[1.0, 2.0], Mode::Reverse)?;
+//! assert_eq!(r.matrix, j.matrix);
+//! println!("{}", j.plan);
+//! # Ok::<(), jacobian::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod plan;
+mod sweeps;
+
+pub use plan::{Mode, Plan};
+pub use shared_ops::{Error, Function, Op};
+
+use nalgebra::DMatrix;
+
+/// A Jacobian with the value it was taken at and the plan that computed it.
+#[derive(Clone, Debug)]
+pub struct Jacobian {
+    /// `f(x)`, length m.
+    pub value: Vec<f64>,
+    /// `J[(i, j)] = ∂fᵢ/∂xⱼ`, m rows and n columns.
+    pub matrix: DMatrix<f64>,
+    /// The mode that ran and why.
+    pub plan: Plan,
+}
+
+/// The Jacobian of `f` at `x`, in the mode the plan finds cheaper ([`Mode::Auto`]).
+///
+/// Errors on empty `x`, an `x` of another length than `f` declares, or an `f` whose output
+/// length changes between evaluations.
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// struct Norm2;
+/// impl Function for Norm2 {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x.iter().map(|&v| v * v).sum()]
+///     }
+/// }
+/// let j = jacobian::jacobian(&Norm2, &[1.0, 2.0, 3.0])?;
+/// assert_eq!(j.plan.mode, jacobian::Mode::Reverse); // 1 output, 3 inputs
+/// assert_eq!(j.matrix.as_slice(), &[2.0, 4.0, 6.0]);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn jacobian<F: Function>(f: &F, x: &[f64]) -> Result<Jacobian, Error> {
+    jacobian_with(f, x, Mode::Auto)
+}
+
+/// The Jacobian of `f` at `x` in the given mode (`Auto` plans).
+///
+/// ```
+/// use jacobian::{Function, Mode, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0].exp() * x[1]]
+///     }
+/// }
+/// let j = jacobian::jacobian_with(&F, &[0.0, 2.0], Mode::Forward)?;
+/// assert_eq!(j.plan.mode, Mode::Forward);
+/// assert_eq!(j.matrix.as_slice(), &[2.0, 1.0]);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn jacobian_with<F: Function>(f: &F, x: &[f64], mode: Mode) -> Result<Jacobian, Error> {
+    f.check_input(x.len())?;
+    let n = x.len();
+    let forced = mode != Mode::Auto;
+    let (mode, m) = match mode {
+        Mode::Auto => {
+            // The plan needs m: take it from the declared sizes, else from one plain evaluation.
+            let m = match f.sizes() {
+                Some((_, m)) => m,
+                None => f.eval(x).len(),
+            };
+            (Plan::choose(n, m), Some(m))
+        }
+        forced => (forced, f.sizes().map(|s| s.1)),
+    };
+    let (value, matrix, sweeps) = match mode {
+        Mode::Forward => sweeps::forward(f, x, m)?,
+        _ => sweeps::reverse(f, x, m)?,
+    };
+    let plan = Plan::new(mode, n, value.len(), sweeps, forced);
+    Ok(Jacobian {
+        value,
+        matrix,
+        plan,
+    })
+}
+
+/// `(f(x), ∇f(x))` for a function with one output: one recording and one reverse sweep.
+///
+/// Errors if `f` has more or fewer than one output, or on bad input as [`jacobian`].
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// struct Rosenbrock;
+/// impl Function for Rosenbrock {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         let (a, b) = (T::one() - x[0], x[1] - x[0] * x[0]);
+///         vec![a * a + T::constant(100.0) * b * b]
+///     }
+/// }
+/// let (y, g) = jacobian::gradient(&Rosenbrock, &[1.0, 1.0])?;
+/// assert_eq!((y, g), (0.0, vec![0.0, 0.0]));
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error> {
+    f.check_input(x.len())?;
+    if let Some((_, m)) = f.sizes()
+        && m != 1
+    {
+        return Err(Error::NotScalar { outputs: m });
+    }
+    let (values, g) = sweeps::vjp(f, x, None)?;
+    if values.len() != 1 {
+        return Err(Error::NotScalar {
+            outputs: values.len(),
+        });
+    }
+    Ok((values[0], g))
+}
+
+/// `(f(x), J·v)`: a Jacobian-vector product in one forward sweep.
+///
+/// Errors if `v` does not have the length of `x`.
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[1], x[0] - x[1]]
+///     }
+/// }
+/// let (y, jv) = jacobian::jvp(&F, &[2.0, 3.0], &[1.0, 0.5])?;
+/// assert_eq!((y, jv), (vec![6.0, -1.0], vec![4.0, 0.5]));
+/// assert!(jacobian::jvp(&F, &[2.0, 3.0], &[1.0]).is_err());
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn jvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    f.check_input(x.len())?;
+    if v.len() != x.len() {
+        return Err(Error::SeedLength {
+            seed: "tangent",
+            expected: x.len(),
+            found: v.len(),
+        });
+    }
+    let xs: Vec<forward::Dual<f64>> = x
+        .iter()
+        .zip(v)
+        .map(|(&p, &t)| forward::Dual::new(p, t))
+        .collect();
+    let ys = f.eval(&xs);
+    sweeps::check_declared(f, ys.len(), "the forward sweep")?;
+    Ok(ys.into_iter().map(|d| (d.primal, d.tangent)).unzip())
+}
+
+/// `(f(x), wᵀ·J)`: a vector-Jacobian product in one recording and one reverse sweep.
+///
+/// Errors if `w` does not have one entry per output.
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[1], x[0] - x[1]]
+///     }
+/// }
+/// let (y, wj) = jacobian::vjp(&F, &[2.0, 3.0], &[1.0, 2.0])?;
+/// assert_eq!((y, wj), (vec![6.0, -1.0], vec![5.0, 0.0]));
+/// assert!(jacobian::vjp(&F, &[2.0, 3.0], &[1.0]).is_err());
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    f.check_input(x.len())?;
+    sweeps::vjp(f, x, Some(w))
+}

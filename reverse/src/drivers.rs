@@ -1,0 +1,80 @@
+//! Drivers for users who know they want reverse mode, over closures.
+
+use crate::{Adjoints, Tape, Var};
+use shared_ops::Error;
+
+/// `(f(x), ∇f(x))`: one recording and one reverse sweep, whatever the number of inputs.
+///
+/// ```
+/// use reverse::Float;
+/// let (y, g) = reverse::gradient(|x| x[0] * x[1].exp(), &[3.0, 0.0]);
+/// assert_eq!((y, g), (3.0, vec![1.0, 3.0]));
+/// ```
+pub fn gradient<F: FnOnce(&[Var]) -> Var>(f: F, x: &[f64]) -> (f64, Vec<f64>) {
+    let tape = Tape::with_capacity(x.len() * 4);
+    let xs = tape.vars(x);
+    let y = f(&xs);
+    (y.value(), tape.gradient(y).wrt_all(&xs))
+}
+
+/// `(f(x), wᵀJ)`: the vector-Jacobian product, one recording and one sweep seeded with `w`.
+///
+/// Errors if `w` does not have one entry per output.
+///
+/// ```
+/// let f = |x: &[reverse::Var]| vec![x[0] * x[1], x[0] + x[1]];
+/// let (y, wj) = reverse::vjp(f, &[2.0, 3.0], &[1.0, 1.0]).unwrap();
+/// assert_eq!((y, wj), (vec![6.0, 5.0], vec![4.0, 3.0]));
+/// assert!(reverse::vjp(f, &[2.0, 3.0], &[1.0]).is_err());
+/// ```
+pub fn vjp<F: FnOnce(&[Var]) -> Vec<Var>>(
+    f: F,
+    x: &[f64],
+    w: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    let tape = Tape::with_capacity(x.len() * 4);
+    let xs = tape.vars(x);
+    let ys = f(&xs);
+    if w.len() != ys.len() {
+        return Err(Error::SeedLength {
+            seed: "adjoint",
+            expected: ys.len(),
+            found: w.len(),
+        });
+    }
+    let seeds: Vec<(Var, f64)> = ys.iter().copied().zip(w.iter().copied()).collect();
+    let values = ys.iter().map(|y| y.value()).collect();
+    Ok((values, tape.sweep(&seeds).wrt_all(&xs)))
+}
+
+/// `(f(x), J)` with `J[i][j] = ∂fᵢ/∂xⱼ`: one recording, then m sweeps replaying it.
+///
+/// Errors on empty `x`. For vector sweeps, threads and the choice of mode, use the `jacobian`
+/// crate.
+///
+/// ```
+/// use reverse::Float;
+/// let (_, j) = reverse::jacobian(|x| vec![x[0] * x[1], x[0].sin()], &[2.0, 3.0]).unwrap();
+/// assert_eq!(j, vec![vec![3.0, 2.0], vec![2.0_f64.cos(), 0.0]]);
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn jacobian<F: FnOnce(&[Var]) -> Vec<Var>>(
+    f: F,
+    x: &[f64],
+) -> Result<(Vec<f64>, Vec<Vec<f64>>), Error> {
+    if x.is_empty() {
+        return Err(Error::EmptyInput);
+    }
+    let tape = Tape::with_capacity(x.len() * 4);
+    let xs = tape.vars(x);
+    let ys = f(&xs);
+    let mut adj = Adjoints::default();
+    let rows = ys
+        .iter()
+        .map(|&y| {
+            tape.sweep_into(&[(y, 1.0)], &mut adj);
+            adj.wrt_all(&xs)
+        })
+        .collect();
+    Ok((ys.iter().map(|y| y.value()).collect(), rows))
+}

@@ -1,0 +1,394 @@
+//! The tape: a thread-local stack of flat Wengert lists.
+//!
+//! Each recording is a `Vec<Node>`: for every elementary operation its value, its (at most two)
+//! parents and the local partials with respect to them, and a one-byte operation code. No graph
+//! of pointers, no allocation per node; the vectors are recycled across recordings.
+//!
+//! Recordings nest: [`Tape::new`] pushes a tape on this thread's stack and dropping it pops it,
+//! so code that records can call a driver that records its own tape inside.
+
+use crate::var::Var;
+use core::cell::{Cell, RefCell};
+use core::marker::PhantomData;
+use shared_ops::OpCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One entry of the Wengert list: 40 bytes.
+///
+/// Unary operations and inputs leave the unused partials at 0; a zero partial is never
+/// propagated, so the unused parent index (0) is never touched.
+#[derive(Clone, Copy, Debug)]
+#[allow(dead_code)] // value and op are read by traces and graph exports
+pub(crate) struct Node {
+    pub value: f64,
+    pub partial: [f64; 2],
+    pub parent: [u32; 2],
+    pub op: OpCode,
+}
+
+/// Bytes per tape node (the `Node` record), for cost reports.
+///
+/// ```
+/// assert_eq!(reverse::NODE_BYTES, 40);
+/// ```
+pub const NODE_BYTES: usize = core::mem::size_of::<Node>();
+
+pub(crate) struct TapeData {
+    pub id: u64,
+    pub nodes: Vec<Node>,
+    /// Names of user-defined operations (code `Custom`), by node.
+    pub custom: Vec<(u32, &'static str)>,
+    /// Names the user gave to variables, by node.
+    pub names: Vec<(u32, String)>,
+}
+
+thread_local! {
+    pub(crate) static STACK: RefCell<Vec<TapeData>> = const { RefCell::new(Vec::new()) };
+    static SPARE: RefCell<Vec<Vec<Node>>> = const { RefCell::new(Vec::new()) };
+    static THREAD: Cell<u64> = const { Cell::new(0) };
+    static SERIAL: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Tape ids: the thread's number in the high 24 bits, a per-thread serial below. Id 0 means
+/// "constant". A `Var` carries its tape's id, so misuse is detected and explained.
+const SERIAL_BITS: u32 = 40;
+
+fn thread_number() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    THREAD.with(|t| {
+        if t.get() == 0 {
+            t.set(NEXT.fetch_add(1, Ordering::Relaxed));
+        }
+        t.get()
+    })
+}
+
+fn new_id() -> u64 {
+    let serial = SERIAL.with(|s| {
+        s.set(s.get() + 1);
+        s.get()
+    });
+    (thread_number() << SERIAL_BITS) | serial
+}
+
+/// A tape's number within its thread, for messages.
+pub(crate) fn serial(id: u64) -> u64 {
+    id & ((1 << SERIAL_BITS) - 1)
+}
+
+/// Explains why `tape` is not the active tape, and panics. Kept out of line: the hot path only
+/// compares two integers.
+#[cold]
+#[inline(never)]
+pub(crate) fn misuse(tape: u64, stack: &[TapeData]) -> ! {
+    let active = stack.last().map(|t| t.id);
+    if tape >> SERIAL_BITS != thread_number() {
+        panic!(
+            "reverse::Var used on another thread than the one that recorded it: a tape is \
+             thread-local, so a Var sent to another thread cannot be differentiated there; \
+             pass its value (Var::value) and record on this thread"
+        );
+    }
+    if let Some(depth) = stack.iter().rev().position(|t| t.id == tape) {
+        panic!(
+            "reverse::Var from tape #{} used while the inner tape #{} is recording ({depth} \
+             level(s) down): Vars of an outer tape cannot enter an inner recording; pass their \
+             values (Var::value) into it, or finish the inner recording first",
+            serial(tape),
+            serial(active.unwrap_or(0)),
+        );
+    }
+    match active {
+        None => panic!(
+            "reverse::Var used after its tape #{} was dropped (no tape is recording now): keep \
+             the Tape alive while its Vars are in use",
+            serial(tape)
+        ),
+        Some(a) => panic!(
+            "reverse::Var used after its tape #{} was dropped, with the other tape #{} \
+             recording: keep the Tape alive while its Vars are in use",
+            serial(tape),
+            serial(a)
+        ),
+    }
+}
+
+/// Appends a node to the active tape, which must be `tape`. Returns its index.
+#[inline(always)]
+pub(crate) fn push(tape: u64, node: Node) -> u32 {
+    STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        match s.last_mut() {
+            Some(t) if t.id == tape => {
+                let i = t.nodes.len();
+                if i >= u32::MAX as usize {
+                    overflow();
+                }
+                t.nodes.push(node);
+                i as u32
+            }
+            _ => misuse(tape, &s),
+        }
+    })
+}
+
+#[cold]
+fn overflow() -> ! {
+    panic!(
+        "reverse::Tape holds {} nodes, the most one tape can index (u32)",
+        u32::MAX
+    )
+}
+
+/// Runs `f` on the data of tape `id`, wherever it is on this thread's stack (sweeps may run on
+/// an outer tape while an inner one records).
+pub(crate) fn with_tape<R>(id: u64, f: impl FnOnce(&TapeData) -> R) -> R {
+    STACK.with(|s| {
+        let s = s.borrow();
+        match s.iter().rev().find(|t| t.id == id) {
+            Some(t) => f(t),
+            None => misuse(id, &s),
+        }
+    })
+}
+
+pub(crate) fn with_tape_mut<R>(id: u64, f: impl FnOnce(&mut TapeData) -> R) -> R {
+    STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        match s.iter().rposition(|t| t.id == id) {
+            Some(i) => f(&mut s[i]),
+            None => misuse(id, &s),
+        }
+    })
+}
+
+/// A recording: the handle of the active Wengert list on this thread.
+///
+/// Create it, make inputs with [`Tape::var`], compute with the returned [`Var`]s (every
+/// operation appends one node), then sweep adjoints back as often as needed with
+/// [`Tape::gradient`] or [`Tape::sweep`]. Dropping the tape ends the recording; its `Var`s then
+/// panic with a clear message if used in arithmetic again.
+///
+/// A tape is tied to its thread (`!Send`). A new tape while one is recording nests inside it;
+/// the inner one is active until dropped.
+///
+/// The tape stores `f64` values and partials. Reverse-over-reverse (a tape of `Var`s) is left
+/// for later: the node layout would become generic over the stored number type, as the rules
+/// already are.
+///
+/// ```
+/// use reverse::Tape;
+///
+/// let tape = Tape::new();
+/// let x = tape.var(2.0);
+/// let z = x * x + 3.0;
+/// assert_eq!(z.value(), 7.0);
+/// assert_eq!(tape.gradient(z).wrt(x), 4.0);
+/// ```
+pub struct Tape {
+    id: u64,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Default for Tape {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tape {
+    /// Starts a recording on this thread (nested inside any active one).
+    pub fn new() -> Tape {
+        Self::with_capacity(0)
+    }
+
+    /// Starts a recording with room for `nodes` nodes. A recycled buffer from an earlier
+    /// recording on this thread is reused when one is available.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::with_capacity(1000);
+    /// assert!(tape.is_empty());
+    /// ```
+    pub fn with_capacity(nodes: usize) -> Tape {
+        let id = new_id();
+        let mut buf = SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_default();
+        buf.reserve(nodes);
+        STACK.with(|s| {
+            s.borrow_mut().push(TapeData {
+                id,
+                nodes: buf,
+                custom: Vec::new(),
+                names: Vec::new(),
+            })
+        });
+        Tape {
+            id,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// This tape's id (unique on this thread; 0 is never used).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A new independent variable (an input node) with value `x`.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(1.5);
+    /// assert_eq!(x.value(), 1.5);
+    /// ```
+    pub fn var(&self, x: f64) -> Var {
+        let node = Node {
+            value: x,
+            partial: [0.0; 2],
+            parent: [0; 2],
+            op: OpCode::Input,
+        };
+        Var::on_tape(x, self.id, push(self.id, node))
+    }
+
+    /// A variable for each value of `xs`.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let v = tape.vars(&[1.0, 2.0]);
+    /// assert_eq!(v[1].value(), 2.0);
+    /// ```
+    pub fn vars(&self, xs: &[f64]) -> Vec<Var> {
+        xs.iter().map(|&x| self.var(x)).collect()
+    }
+
+    /// A named variable; the name appears in traces and graph exports.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.named_var("x", 2.0);
+    /// assert_eq!(tape.name_of(x).as_deref(), Some("x"));
+    /// ```
+    pub fn named_var(&self, name: &str, x: f64) -> Var {
+        let v = self.var(x);
+        self.name(v, name);
+        v
+    }
+
+    /// Names an existing variable of this tape (for traces and graph exports).
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(2.0);
+    /// let y = tape.name(x * x, "y");
+    /// assert_eq!(tape.name_of(y).as_deref(), Some("y"));
+    /// ```
+    pub fn name(&self, v: Var, name: &str) -> Var {
+        if let Some(i) = self.index_of(v) {
+            with_tape_mut(self.id, |t| {
+                t.names.retain(|(j, _)| *j != i);
+                t.names.push((i, name.to_string()));
+            });
+        }
+        v
+    }
+
+    /// The name given to `v`, if any.
+    pub fn name_of(&self, v: Var) -> Option<String> {
+        let i = self.index_of(v)?;
+        with_tape(self.id, |t| {
+            t.names
+                .iter()
+                .find(|(j, _)| *j == i)
+                .map(|(_, n)| n.clone())
+        })
+    }
+
+    /// The node index of `v` on this tape; `None` for a constant. Panics for a `Var` of another
+    /// tape.
+    pub(crate) fn index_of(&self, v: Var) -> Option<u32> {
+        match v.tape() {
+            0 => None,
+            id if id == self.id => Some(v.index()),
+            id => STACK.with(|s| misuse_foreign(id, self.id, &s.borrow())),
+        }
+    }
+
+    /// Number of nodes recorded so far.
+    ///
+    /// ```
+    /// use reverse::Float;
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(2.0);
+    /// let _ = x.sin() * x;
+    /// assert_eq!(tape.len(), 3);
+    /// ```
+    pub fn len(&self) -> usize {
+        with_tape(self.id, |t| t.nodes.len())
+    }
+
+    /// True before anything is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of the recording so far (`len() × NODE_BYTES`).
+    pub fn bytes(&self) -> usize {
+        self.len() * NODE_BYTES
+    }
+
+    /// Forgets every node, keeping the capacity, and invalidates the `Var`s recorded so far (the
+    /// tape takes a fresh id), so it can record a new evaluation without allocating.
+    ///
+    /// ```
+    /// let mut tape = reverse::Tape::new();
+    /// let x = tape.var(1.0);
+    /// let _ = x * x;
+    /// tape.clear();
+    /// assert!(tape.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        let fresh = new_id();
+        with_tape_mut(self.id, |t| {
+            t.nodes.clear();
+            t.custom.clear();
+            t.names.clear();
+            t.id = fresh;
+        });
+        self.id = fresh;
+    }
+}
+
+impl Drop for Tape {
+    fn drop(&mut self) {
+        // Tolerate out-of-order drops: remove this tape wherever it sits.
+        let buf = STACK.with(|s| {
+            let mut s = s.borrow_mut();
+            s.iter()
+                .rposition(|t| t.id == self.id)
+                .map(|i| s.remove(i).nodes)
+        });
+        if let Some(mut buf) = buf {
+            buf.clear();
+            SPARE.with(|s| {
+                let mut s = s.borrow_mut();
+                if s.len() < 4 {
+                    s.push(buf);
+                }
+            });
+        }
+    }
+}
+
+/// A `Var` of tape `var_tape` used with tape `tape`.
+#[cold]
+#[inline(never)]
+pub(crate) fn misuse_foreign(var_tape: u64, tape: u64, stack: &[TapeData]) -> ! {
+    if stack.iter().any(|t| t.id == var_tape) && var_tape >> SERIAL_BITS == thread_number() {
+        panic!(
+            "reverse::Var of tape #{} used with tape #{}: each Var belongs to the tape that \
+             recorded it",
+            serial(var_tape),
+            serial(tape)
+        );
+    }
+    misuse(var_tape, stack)
+}

@@ -1,0 +1,228 @@
+use reverse::{Float, Tape, Var, gradient, jacobian, vjp};
+use shared_ops::Op;
+
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let err = std::panic::catch_unwind(f).expect_err("expected a panic");
+    match err.downcast_ref::<String>() {
+        Some(s) => s.clone(),
+        None => err
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    }
+}
+
+#[test]
+fn var_is_small_copy_and_static() {
+    fn assert_copy_static<T: Copy + 'static + Send + Sync>() {}
+    assert_copy_static::<Var>();
+    assert_eq!(std::mem::size_of::<Var>(), 24);
+    assert_eq!(reverse::NODE_BYTES, 40);
+}
+
+#[test]
+fn var_after_tape_dropped_panics_clearly() {
+    let msg = panic_message(|| {
+        let x = {
+            let tape = Tape::new();
+            tape.var(1.0)
+        };
+        let _ = x * x;
+    });
+    assert!(
+        msg.contains("after its tape #") && msg.contains("was dropped"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn var_of_outer_tape_in_inner_recording_panics_clearly() {
+    let msg = panic_message(|| {
+        let outer = Tape::new();
+        let x = outer.var(1.0);
+        let inner = Tape::new();
+        let y = inner.var(2.0);
+        let _ = x + y;
+    });
+    assert!(
+        msg.contains("inner tape") && msg.contains("is recording"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn var_sent_to_another_thread_panics_clearly() {
+    let tape = Tape::new();
+    let x = tape.var(1.0);
+    let msg = std::thread::spawn(move || {
+        panic_message(|| {
+            let _ = x.sin();
+        })
+    })
+    .join()
+    .unwrap();
+    assert!(msg.contains("another thread"), "{msg}");
+    // The tape itself is unharmed.
+    let y = x.sin();
+    assert_eq!(tape.gradient(y).wrt(x), 1.0_f64.cos());
+}
+
+#[test]
+fn adjoints_of_another_tape_panic_clearly() {
+    let msg = panic_message(|| {
+        let a = Tape::new();
+        let x = a.var(1.0);
+        let g = a.gradient(x * x);
+        let b = Tape::new();
+        let z = b.var(1.0);
+        let _ = g.wrt(z);
+    });
+    assert!(msg.contains("used with tape"), "{msg}");
+}
+
+#[test]
+fn constants_work_everywhere() {
+    let c: Var = num_traits::NumCast::from(2.5).unwrap();
+    let z = Var::zero_const();
+    assert!(c.is_constant() && z.is_constant());
+    assert_eq!((c * c + z).value(), 6.25);
+    let tape = Tape::new();
+    let x = tape.var(3.0);
+    let y = c * x + Var::constant(1.0) + 2.0 * x - x / 2.0;
+    assert_eq!(tape.gradient(y).wrt(x), 2.5 + 2.0 - 0.5);
+    // Constant-only arithmetic records nothing.
+    let before = tape.len();
+    let _ = (c * c).sin().exp();
+    assert_eq!(tape.len(), before);
+}
+
+trait ZeroConst {
+    fn zero_const() -> Self;
+}
+impl ZeroConst for Var {
+    fn zero_const() -> Self {
+        <Var as num_traits::Zero>::zero()
+    }
+}
+
+#[test]
+fn record_once_sweep_many() {
+    let tape = Tape::new();
+    let x = tape.vars(&[1.0, 2.0, 3.0]);
+    let ys = [x[0] * x[1], x[1] * x[2], x[0].sin()];
+    let n = tape.len();
+    let rows: Vec<Vec<f64>> = ys.iter().map(|&y| tape.gradient(y).wrt_all(&x)).collect();
+    assert_eq!(rows[0], vec![2.0, 1.0, 0.0]);
+    assert_eq!(rows[1], vec![0.0, 3.0, 2.0]);
+    assert_eq!(rows[2], vec![1.0_f64.cos(), 0.0, 0.0]);
+    assert_eq!(tape.len(), n, "sweeping does not record");
+    // The vector sweep carries three adjoints and gives the same rows.
+    let v = tape.sweep_vec(&[
+        (ys[0], [1.0, 0.0, 0.0]),
+        (ys[1], [0.0, 1.0, 0.0]),
+        (ys[2], [0.0, 0.0, 1.0]),
+    ]);
+    for (j, &xj) in x.iter().enumerate() {
+        let lanes = v.wrt(xj);
+        for i in 0..3 {
+            assert_eq!(lanes[i], rows[i][j]);
+        }
+    }
+}
+
+#[test]
+fn nested_recordings() {
+    // A user's reverse-mode code calls a driver that records its own tape inside.
+    let outer = Tape::new();
+    let x = outer.var(0.5);
+    let (_, inner_grad) = gradient(|v| v[0] * v[0] * v[0], &[x.value()]);
+    assert_eq!(inner_grad, vec![0.75]);
+    let y = x * Var::constant(inner_grad[0]);
+    assert_eq!(outer.gradient(y).wrt(x), 0.75);
+}
+
+#[test]
+fn out_of_order_drops_keep_the_stack_sound() {
+    let a = Tape::new();
+    let b = Tape::new();
+    drop(a);
+    let x = b.var(2.0);
+    assert_eq!(b.gradient(x * x).wrt(x), 4.0);
+}
+
+#[test]
+fn clear_reuses_the_buffer_and_invalidates_vars() {
+    let mut tape = Tape::new();
+    let x = tape.var(1.0);
+    let _ = x * x;
+    tape.clear();
+    assert!(tape.is_empty());
+    let y = tape.var(3.0);
+    assert_eq!(tape.gradient(y * y).wrt(y), 6.0);
+    let msg = panic_message(move || {
+        let _ = x + x;
+    });
+    assert!(msg.contains("dropped"), "{msg}");
+}
+
+#[test]
+fn closure_drivers_and_errors() {
+    let (y, g) = gradient(|x| (x[0] * x[1]).exp(), &[1.0, 0.0]);
+    assert_eq!((y, g), (1.0, vec![0.0, 1.0]));
+    let (v, wj) = vjp(|x| vec![x[0] * 2.0, x[0] * x[1]], &[3.0, 4.0], &[1.0, 0.5]).unwrap();
+    assert_eq!((v, wj), (vec![6.0, 12.0], vec![4.0, 1.5]));
+    let err = vjp(|x| x.to_vec(), &[1.0, 2.0], &[1.0, 2.0, 3.0]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "adjoint seed has length 3, but must have length 2"
+    );
+    assert!(jacobian(|x| x.to_vec(), &[]).is_err());
+    // An output that does not depend on the inputs has a zero gradient.
+    let (_, g) = gradient(|_| Var::constant(5.0), &[1.0, 2.0]);
+    assert_eq!(g, vec![0.0, 0.0]);
+}
+
+#[test]
+fn structural_zeros_in_reverse() {
+    // sqrt at 0 feeding an output that does not use it: the zero adjoint contributes nothing.
+    let (_, j) = jacobian(|x| vec![x[0].sqrt(), x[1]], &[0.0, 1.0]).unwrap();
+    assert_eq!(j, vec![vec![f64::INFINITY, 0.0], vec![0.0, 1.0]]);
+    // powf with a constant exponent at a negative base: ln(a) is never multiplied.
+    let (_, g) = gradient(|x| x[0].powf(Var::constant(2.0)), &[-3.0]);
+    assert_eq!(g, vec![-6.0]);
+    // A zero partial times an infinite adjoint: abs'(0) = 0 stops the ∞ of sqrt'(0).
+    let (_, g) = gradient(|x| x[0].abs().sqrt(), &[0.0]);
+    assert_eq!(g, vec![0.0]);
+}
+
+#[test]
+fn nalgebra_matrix_of_vars() {
+    use nalgebra::{DMatrix, DVector};
+    let tape = Tape::new();
+    let w = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 3.0, 4.0]).map(|v| tape.var(v));
+    let x = DVector::from_vec(vec![tape.var(2.0), tape.var(3.0)]);
+    let y = &w * &x;
+    let l: Var = y.iter().map(|v| v.tanh()).sum();
+    let g = tape.gradient(l);
+    let z = [8.0_f64, 18.0];
+    let s = [1.0 - z[0].tanh().powi(2), 1.0 - z[1].tanh().powi(2)];
+    assert!((g.wrt(x[0]) - (s[0] * 1.0 + s[1] * 3.0)).abs() < 1e-12);
+    assert!((g.wrt(w[(1, 1)]) - s[1] * 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn traces_keep_custom_op_names() {
+    #[derive(Clone, Copy)]
+    struct Twice;
+    impl shared_ops::Unary for Twice {
+        const NAME: &'static str = "twice";
+        fn eval<T: Op>(self, x: T) -> (T, T) {
+            (x + x, T::constant(2.0))
+        }
+    }
+    let tape = Tape::new();
+    let x = tape.var(1.5);
+    let y = x.apply1(Twice);
+    assert_eq!(y.value(), 3.0);
+    assert_eq!(tape.gradient(y).wrt(x), 2.0);
+}

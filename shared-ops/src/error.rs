@@ -1,0 +1,86 @@
+use core::fmt;
+
+/// What a driver returns when its input is wrong. Every message names the sizes involved.
+///
+/// ```
+/// use shared_ops::Error;
+/// let e = Error::InputLength { expected: 3, found: 2 };
+/// assert_eq!(e.to_string(), "input has length 2, but the function takes 3 inputs");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input vector is empty: there is nothing to differentiate with respect to.
+    EmptyInput,
+    /// The input length differs from the length the function declares.
+    InputLength {
+        /// What the function declares ([`Function::sizes`](crate::Function::sizes)).
+        expected: usize,
+        /// What was passed.
+        found: usize,
+    },
+    /// The function returned a different number of outputs than before (or than it declares).
+    OutputLength {
+        /// The length seen first (or declared).
+        expected: usize,
+        /// The length returned now.
+        found: usize,
+        /// Which evaluation returned it (e.g. "reverse recording", "forward sweep 3").
+        during: String,
+    },
+    /// A gradient was asked of a function that does not have exactly one output.
+    NotScalar {
+        /// The number of outputs the function returned.
+        outputs: usize,
+    },
+    /// A seed (tangent or adjoint direction) has the wrong length.
+    SeedLength {
+        /// Which seed: "tangent" (length n) or "adjoint" (length m).
+        seed: &'static str,
+        /// The length it must have.
+        expected: usize,
+        /// What was passed.
+        found: usize,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::EmptyInput => write!(
+                f,
+                "input is empty: a function of 0 inputs has no derivative to compute"
+            ),
+            Error::InputLength { expected, found } => {
+                write!(
+                    f,
+                    "input has length {found}, but the function takes {expected} inputs"
+                )
+            }
+            Error::OutputLength {
+                expected,
+                found,
+                during,
+            } => write!(
+                f,
+                "the function returned {found} outputs during {during}, but {expected} before: its output length must not change"
+            ),
+            Error::NotScalar { outputs } => write!(
+                f,
+                "a gradient needs a function with 1 output, but this one returned {outputs}: use a Jacobian or a vector-Jacobian product"
+            ),
+            Error::SeedLength {
+                seed,
+                expected,
+                found,
+            } => {
+                write!(
+                    f,
+                    "{seed} seed has length {found}, but must have length {expected}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

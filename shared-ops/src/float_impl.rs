@@ -1,0 +1,180 @@
+//! The `num_traits::Float` surface of an AD number, generated from its two primitives
+//! `apply1`/`apply2`, so `Dual`, `DualVec` and `Var` cannot disagree on which rule a method uses.
+
+/// Implements the arithmetic operators, comparisons, `Sum`, `Product`, `Num`, `NumCast`,
+/// `ToPrimitive` and `Float` for an AD number type, every differentiable method through
+/// [`Op::apply1`](crate::Op::apply1) / [`Op::apply2`](crate::Op::apply2) and a rule of
+/// [`rules`](crate::rules).
+///
+/// Arguments: the impl generics and the type, the type one level down (`inner`), and how to read
+/// the primal at that level. The type must itself implement `Op`, `Zero`, `One`, `Copy`,
+/// `Default`, `Debug`, `Display`, `From<inner>` and an inherent
+/// `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one three-argument rule).
+/// Comparisons look at the primal only, as a user of `f64` expects.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_float_via_rules {
+    (impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr) => {
+        impl<$($gen)*> ::core::ops::Neg for $ty {
+            type Output = Self;
+            #[inline(always)]
+            fn neg(self) -> Self {
+                $crate::Op::apply1(self, $crate::rules::Neg)
+            }
+        }
+
+        $crate::impl_float_via_rules!(@bin [$($gen)*] $ty, Add add AddAssign add_assign);
+        $crate::impl_float_via_rules!(@bin [$($gen)*] $ty, Sub sub SubAssign sub_assign);
+        $crate::impl_float_via_rules!(@bin [$($gen)*] $ty, Mul mul MulAssign mul_assign);
+        $crate::impl_float_via_rules!(@bin [$($gen)*] $ty, Div div DivAssign div_assign);
+        $crate::impl_float_via_rules!(@bin [$($gen)*] $ty, Rem rem RemAssign rem_assign);
+
+        impl<$($gen)*> ::core::iter::Sum for $ty {
+            // `reduce`, not a fold from zero: a tape then records n − 1 additions, not n.
+            fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+                iter.reduce(|a, b| a + b).unwrap_or_else(<Self as $crate::num_traits::Zero>::zero)
+            }
+        }
+        impl<'a, $($gen)*> ::core::iter::Sum<&'a $ty> for $ty {
+            fn sum<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
+                iter.copied().sum()
+            }
+        }
+        impl<$($gen)*> ::core::iter::Product for $ty {
+            fn product<I: Iterator<Item = Self>>(iter: I) -> Self {
+                iter.reduce(|a, b| a * b).unwrap_or_else(<Self as $crate::num_traits::One>::one)
+            }
+        }
+        impl<'a, $($gen)*> ::core::iter::Product<&'a $ty> for $ty {
+            fn product<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
+                iter.copied().product()
+            }
+        }
+
+        impl<$($gen)*> ::core::cmp::PartialEq for $ty {
+            #[inline]
+            fn eq(&self, other: &Self) -> bool {
+                let p = |$s: &Self| $primal;
+                p(self) == p(other)
+            }
+        }
+        impl<$($gen)*> ::core::cmp::PartialOrd for $ty {
+            #[inline]
+            fn partial_cmp(&self, other: &Self) -> Option<::core::cmp::Ordering> {
+                let p = |$s: &Self| $primal;
+                p(self).partial_cmp(&p(other))
+            }
+        }
+
+        impl<$($gen)*> $crate::num_traits::Num for $ty {
+            type FromStrRadixErr = <$inner as $crate::num_traits::Num>::FromStrRadixErr;
+            fn from_str_radix(s: &str, radix: u32) -> Result<Self, Self::FromStrRadixErr> {
+                <$inner as $crate::num_traits::Num>::from_str_radix(s, radix).map(Self::from)
+            }
+        }
+
+        impl<$($gen)*> $crate::num_traits::ToPrimitive for $ty {
+            fn to_i64(&self) -> Option<i64> {
+                let p = |$s: &Self| $primal;
+                p(self).to_i64()
+            }
+            fn to_u64(&self) -> Option<u64> {
+                let p = |$s: &Self| $primal;
+                p(self).to_u64()
+            }
+            fn to_f64(&self) -> Option<f64> {
+                let p = |$s: &Self| $primal;
+                p(self).to_f64()
+            }
+        }
+
+        impl<$($gen)*> $crate::num_traits::NumCast for $ty {
+            fn from<Prim: $crate::num_traits::ToPrimitive>(n: Prim) -> Option<Self> {
+                <$inner as $crate::num_traits::NumCast>::from(n).map(<Self as From<$inner>>::from)
+            }
+        }
+
+        impl<$($gen)*> $crate::num_traits::Float for $ty {
+            $crate::impl_float_via_rules!(@consts $inner: nan infinity neg_infinity neg_zero
+                min_value min_positive_value max_value epsilon);
+            $crate::impl_float_via_rules!(@tests |$s| $primal; is_nan is_infinite is_finite
+                is_normal is_subnormal is_sign_positive is_sign_negative);
+            fn classify(self) -> ::core::num::FpCategory {
+                let p = |$s: &Self| $primal;
+                p(&self).classify()
+            }
+            fn integer_decode(self) -> (u64, i16, i8) {
+                let p = |$s: &Self| $primal;
+                p(&self).integer_decode()
+            }
+            $crate::impl_float_via_rules!(@unary Floor floor, Ceil ceil, Round round,
+                Trunc trunc, Fract fract, Abs abs, Signum signum, Recip recip, Sqrt sqrt,
+                Cbrt cbrt, Exp exp, Exp2 exp2, ExpM1 exp_m1, Ln ln, Log2 log2, Log10 log10,
+                Ln1p ln_1p, Sin sin, Cos cos, Tan tan, Asin asin, Acos acos, Atan atan,
+                Sinh sinh, Cosh cosh, Tanh tanh, Asinh asinh, Acosh acosh, Atanh atanh);
+            $crate::impl_float_via_rules!(@binary Powf powf, Log log, Max max, Min min,
+                Hypot hypot, Atan2 atan2);
+            #[inline]
+            fn powi(self, n: i32) -> Self {
+                $crate::Op::apply1(self, $crate::rules::Powi(n))
+            }
+            #[inline]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                self.fused_mul_add(a, b)
+            }
+            #[inline]
+            fn sin_cos(self) -> (Self, Self) {
+                (self.sin(), self.cos())
+            }
+            #[allow(deprecated)]
+            fn abs_sub(self, other: Self) -> Self {
+                (self - other).max(<Self as $crate::num_traits::Zero>::zero())
+            }
+        }
+    };
+
+    (@bin [$($gen:tt)*] $ty:ty, $tr:ident $m:ident $atr:ident $am:ident) => {
+        impl<$($gen)*> ::core::ops::$tr for $ty {
+            type Output = Self;
+            #[inline(always)]
+            fn $m(self, rhs: Self) -> Self {
+                $crate::Op::apply2(self, rhs, $crate::rules::$tr)
+            }
+        }
+        impl<$($gen)*> ::core::ops::$atr for $ty {
+            #[inline(always)]
+            fn $am(&mut self, rhs: Self) {
+                *self = ::core::ops::$tr::$m(*self, rhs);
+            }
+        }
+    };
+
+    (@consts $inner:ty: $($c:ident)*) => {$(
+        #[inline]
+        fn $c() -> Self {
+            Self::from(<$inner as $crate::num_traits::Float>::$c())
+        }
+    )*};
+
+    (@tests |$s:ident| $primal:expr; $($t:ident)*) => {$(
+        #[inline]
+        fn $t(self) -> bool {
+            let p = |$s: &Self| $primal;
+            p(&self).$t()
+        }
+    )*};
+
+    (@unary $($rule:ident $m:ident),*) => {$(
+        #[inline]
+        fn $m(self) -> Self {
+            $crate::Op::apply1(self, $crate::rules::$rule)
+        }
+    )*};
+
+    (@binary $($rule:ident $m:ident),*) => {$(
+        #[inline]
+        fn $m(self, other: Self) -> Self {
+            $crate::Op::apply2(self, other, $crate::rules::$rule)
+        }
+    )*};
+}

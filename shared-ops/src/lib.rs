@@ -1,0 +1,134 @@
+//! The contract shared by forward and reverse mode.
+//!
+//! Every differentiable program is a list of elementary operations (a *Wengert list*). Each
+//! elementary operation knows its value and its **local partial derivatives**. Forward mode pushes
+//! tangents through the list in program order, `v̇ = Σ ∂v/∂u · u̇`; reverse mode records the list
+//! and pulls adjoints back in reverse order, `ū += ∂v/∂u · v̄`. Both use the same local partials,
+//! so this crate writes them once:
+//!
+//! * [`Op`]: the number interface user functions are generic over. It is
+//!   [`num_traits::Float`] plus the assign operators, `Sum`, `Product`, formatting and `'static`,
+//!   plus what AD needs: lifting an `f64` constant ([`Op::constant`]), reading the innermost
+//!   value ([`Op::value`]) and applying a derivative rule ([`Op::apply1`], [`Op::apply2`]).
+//!   `f32` and `f64` implement it at zero cost; `forward::Dual<T>` and `reverse::Var` too.
+//! * [`rules`]: the table of derivative rules, one line per elementary function, generic over the
+//!   number type so that the same rule serves nested duals (higher derivatives).
+//! * [`Function`]: a vector function `Rⁿ → Rᵐ` written once and run in any mode.
+//! * [`Error`]: what the drivers return when the input is wrong.
+//!
+//! # Writing a function once
+//!
+//! ```
+//! use shared_ops::Op;
+//!
+//! /// Rosenbrock's banana, for any number type.
+//! fn rosenbrock<T: Op>(x: &[T]) -> T {
+//!     x.windows(2)
+//!         .map(|w| {
+//!             let a = T::one() - w[0];
+//!             let b = w[1] - w[0] * w[0];
+//!             a * a + T::constant(100.0) * b * b
+//!         })
+//!         .sum()
+//! }
+//!
+//! // With f64 it is the plain function, nothing else runs.
+//! assert_eq!(rosenbrock(&[1.0_f64, 1.0, 1.0]), 0.0);
+//! ```
+//!
+//! # A user-defined operation
+//!
+//! An operation the library does not know is added by writing its rule, without editing the
+//! library; every mode then differentiates it, including nested duals.
+//!
+//! ```
+//! use shared_ops::{Op, Unary};
+//!
+//! #[derive(Clone, Copy)]
+//! struct Sigmoid;
+//!
+//! impl Unary for Sigmoid {
+//!     const NAME: &'static str = "sigmoid";
+//!     fn eval<T: Op>(self, x: T) -> (T, T) {
+//!         let s = T::one() / (T::one() + (-x).exp());
+//!         (s, s * (T::one() - s)) // the derivative, written by the user
+//!     }
+//! }
+//!
+//! let y: f64 = 0.0_f64.apply1(Sigmoid);
+//! assert_eq!(y, 0.5);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+mod float_impl;
+mod function;
+pub mod rules;
+
+pub use error::Error;
+pub use function::Function;
+pub use num_traits;
+pub use rules::{Binary, OpCode, Unary};
+
+use core::fmt::{Debug, Display};
+use core::iter::{Product, Sum};
+use num_traits::{Float, NumAssign};
+
+/// The number interface that user functions are written against.
+///
+/// Write `fn f<T: Op>(x: &[T]) -> Vec<T>` once; call it with `f64` for the value, with
+/// `forward::Dual<f64>` for a tangent, with `reverse::Var` to record a tape.
+///
+/// Implementors must keep [`num_traits::Zero::is_zero`] *structural*: it is true only for a value
+/// that is exactly zero in every component and does not depend on any input. Forward mode relies
+/// on it: a zero tangent times an infinite or NaN partial contributes nothing (see [`rules`]).
+///
+/// ```
+/// use shared_ops::Op;
+///
+/// fn f<T: Op>(x: T) -> T {
+///     x.sin() * T::constant(2.0) + x.powi(2)
+/// }
+/// assert_eq!(f(0.0_f64), 0.0);
+/// assert_eq!(f(1.5_f32).value(), f(1.5_f32) as f64);
+/// ```
+pub trait Op: Float + NumAssign + Sum + Product + Debug + Display + Default + 'static {
+    /// Lifts an `f64` constant (its derivative is zero in every mode).
+    fn constant(c: f64) -> Self;
+
+    /// The innermost `f64` value (the primal), whatever the nesting.
+    fn value(&self) -> f64;
+
+    /// Applies a one-argument derivative rule: the value of `rule` at `self`, carrying the
+    /// derivative in whatever way this number type carries it.
+    fn apply1<R: Unary>(self, rule: R) -> Self;
+
+    /// Applies a two-argument derivative rule to `(self, other)`.
+    fn apply2<R: Binary>(self, other: Self, rule: R) -> Self;
+}
+
+macro_rules! plain_float {
+    ($($t:ty),*) => {$(
+        /// The plain float: the rule's value, nothing else (its partials are dead code).
+        impl Op for $t {
+            #[inline(always)]
+            fn constant(c: f64) -> Self {
+                c as $t
+            }
+            #[inline(always)]
+            fn value(&self) -> f64 {
+                *self as f64
+            }
+            #[inline(always)]
+            fn apply1<R: Unary>(self, rule: R) -> Self {
+                rule.eval(self).0
+            }
+            #[inline(always)]
+            fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
+                rule.eval(self, other).0
+            }
+        }
+    )*};
+}
+plain_float!(f32, f64);
