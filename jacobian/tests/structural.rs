@@ -1,0 +1,94 @@
+//! The structural-zero convention and the kink conventions give the same Jacobian in both modes.
+
+use jacobian::{Function, Mode, Op, jacobian_with};
+
+/// Jacobians from both modes, compared bit for bit (NaN equals NaN here).
+fn both<F: Function>(f: &F, x: &[f64]) -> Vec<f64> {
+    let fwd = jacobian_with(f, x, Mode::Forward).unwrap();
+    let rev = jacobian_with(f, x, Mode::Reverse).unwrap();
+    for (a, b) in fwd.matrix.iter().zip(rev.matrix.iter()) {
+        assert!(
+            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+            "forward {a} vs reverse {b}"
+        );
+    }
+    fwd.matrix.transpose().as_slice().to_vec() // row-major
+}
+
+macro_rules! function {
+    ($name:ident, |$x:ident| $body:expr) => {
+        struct $name;
+        impl Function for $name {
+            fn eval<T: Op>(&self, $x: &[T]) -> Vec<T> {
+                $body
+            }
+        }
+    };
+}
+
+function!(SqrtAtZero, |x| vec![
+    x[0].sqrt(),
+    x[1],
+    T::constant(0.0).sqrt() * x[1]
+]);
+function!(PowfNegBase, |x| vec![
+    x[0].powf(T::constant(2.0)),
+    T::constant(0.0).powf(x[1])
+]);
+function!(Atan2Origin, |x| vec![
+    x[0].atan2(T::zero()) + x[1],
+    T::zero().atan2(T::zero()) * x[1]
+]);
+function!(Kinks, |x| vec![
+    x[0].abs(),
+    x[0].max(x[1]),
+    x[0].min(x[1]),
+    x[0].max(x[0]),
+    x[0].hypot(x[1])
+]);
+function!(ZeroTimesInf, |x| vec![
+    x[0].abs().sqrt(),
+    (x[0] * x[0]).sqrt()
+]);
+
+#[test]
+fn sqrt_at_zero() {
+    // Column 1 never sees the ∞ of sqrt'(0): x₁ has a zero tangent there (forward) and the
+    // output x₁ gives the sqrt node a zero adjoint (reverse).
+    assert_eq!(
+        both(&SqrtAtZero, &[0.0, 2.0]),
+        vec![f64::INFINITY, 0.0, 0.0, 1.0, 0.0, 0.0]
+    );
+}
+
+#[test]
+fn powf_with_a_non_positive_constant_part() {
+    // x^2 at x = −3: ∂/∂b = y·ln(−3) is NaN, but b is a constant. 0^x at x = 2: y = 0 so ∂/∂b = 0.
+    assert_eq!(both(&PowfNegBase, &[-3.0, 2.0]), vec![-6.0, 0.0, 0.0, 0.0]);
+    assert_eq!(both(&PowfNegBase, &[0.0, 2.0]), vec![0.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn atan2_at_the_origin() {
+    // The variable's own partial at the origin is NaN (atan2 jumps there), but it does not leak
+    // into x₁'s column; atan2 of two constants is a constant.
+    let j = both(&Atan2Origin, &[0.0, 1.0]);
+    assert!(j[0].is_nan());
+    assert_eq!(&j[1..], &[1.0, 0.0, 0.0]);
+}
+
+#[test]
+fn kinks_and_ties() {
+    // abs'(0) = 0; max and min split a tie ½/½; max(x, x) = x has derivative 1; hypot'(0, 0) = 0.
+    let j = both(&Kinks, &[0.0, 0.0]);
+    assert_eq!(j, vec![0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 1.0, 0.0, 0.0, 0.0]);
+    let j = both(&Kinks, &[-1.0, 2.0]);
+    assert_eq!(&j[..6], &[-1.0, 0.0, 0.0, 1.0, 1.0, 0.0]);
+}
+
+#[test]
+fn zero_partial_stops_an_infinite_factor() {
+    // √|x| at 0: abs'(0) = 0 times sqrt'(0) = ∞ gives 0 in both modes (the convention), and
+    // √(x·x) at 0: mul' = 0 gives 0 as well.
+    assert_eq!(both(&ZeroTimesInf, &[0.0]), vec![0.0, 0.0]);
+}
