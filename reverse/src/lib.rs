@@ -22,12 +22,16 @@
 //! assert!((g.wrt(x[0]) - 2.0 * 2.0_f64.cos()).abs() < 1e-15);
 //! assert!((g.wrt(x[1]) - (2.0_f64.cos() + 2.0_f64.exp())).abs() < 1e-15);
 //! ```
+//!
+//! Array-valued reverse mode in the style of PyTorch (a [`tensor::Tensor`] that records its own
+//! graph, on `ndarray`) is in the [`tensor`] module.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod drivers;
 mod sweep;
 mod tape;
+pub mod tensor;
 mod var;
 
 pub use drivers::{gradient, jacobian, vjp};

@@ -1,0 +1,107 @@
+//! User-defined operations with their own forward and backward, like
+//! `torch.autograd.Function`.
+
+use ndarray::ArrayD;
+
+use crate::tensor::Tensor;
+
+/// An operation defined outside this module: implement it and apply it with
+/// [`Tensor::custom`].
+///
+/// `backward` receives the inputs, the output computed by `forward` and the
+/// gradient of the loss with respect to that output, and must return one
+/// gradient per input, each of that input's shape (checked during
+/// `backward`, which reports [`TensorError::ShapeMismatch`](crate::tensor::TensorError::ShapeMismatch)
+/// or [`TensorError::GradientCount`](crate::tensor::TensorError::GradientCount)
+/// otherwise).
+///
+/// ```
+/// use reverse::tensor::{CustomOp, Tensor};
+/// use ndarray::ArrayD;
+///
+/// /// softplus(x) = ln(1 + e^x); its derivative is the sigmoid.
+/// struct Softplus;
+///
+/// impl CustomOp for Softplus {
+///     fn name(&self) -> &str {
+///         "softplus"
+///     }
+///     fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+///         inputs[0].mapv(|x| x.exp().ln_1p())
+///     }
+///     fn backward(
+///         &self,
+///         inputs: &[&ArrayD<f64>],
+///         _output: &ArrayD<f64>,
+///         grad_out: &ArrayD<f64>,
+///     ) -> Vec<ArrayD<f64>> {
+///         vec![grad_out * &inputs[0].mapv(|x| 1.0 / (1.0 + (-x).exp()))]
+///     }
+/// }
+///
+/// let x = Tensor::scalar(0.0).with_grad();
+/// let y = Tensor::custom(Softplus, &[&x]);
+/// assert_eq!(y.op_name(), "softplus");
+/// y.backward().unwrap();
+/// assert_eq!(x.grad().unwrap()[[]], 0.5);
+/// ```
+pub trait CustomOp {
+    /// Name shown by [`Tensor::op_name`] and in error messages.
+    fn name(&self) -> &str;
+
+    /// Computes the output from the input arrays.
+    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64>;
+
+    /// Gradients of the loss with respect to each input, given the gradient
+    /// `grad_out` with respect to the output.
+    fn backward(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        output: &ArrayD<f64>,
+        grad_out: &ArrayD<f64>,
+    ) -> Vec<ArrayD<f64>>;
+}
+
+impl Tensor {
+    /// Applies a user-defined [`CustomOp`] to `inputs`, recording it in the
+    /// graph like a built-in op.
+    ///
+    /// ```
+    /// use reverse::tensor::{CustomOp, Tensor};
+    /// use ndarray::ArrayD;
+    ///
+    /// /// x * y, written by hand.
+    /// struct Product;
+    ///
+    /// impl CustomOp for Product {
+    ///     fn name(&self) -> &str {
+    ///         "product"
+    ///     }
+    ///     fn forward(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
+    ///         x[0] * x[1]
+    ///     }
+    ///     fn backward(&self, x: &[&ArrayD<f64>], _: &ArrayD<f64>, g: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
+    ///         vec![g * x[1], g * x[0]]
+    ///     }
+    /// }
+    ///
+    /// let a = Tensor::scalar(3.0).with_grad();
+    /// let b = Tensor::scalar(4.0).with_grad();
+    /// Tensor::custom(Product, &[&a, &b]).backward().unwrap();
+    /// assert_eq!((a.grad().unwrap()[[]], b.grad().unwrap()[[]]), (4.0, 3.0));
+    /// ```
+    pub fn custom(op: impl CustomOp + 'static, inputs: &[&Tensor]) -> Tensor {
+        let out = {
+            let datas: Vec<_> = inputs.iter().map(|t| t.data()).collect();
+            let arrays: Vec<&ArrayD<f64>> = datas.iter().map(|d| &**d).collect();
+            op.forward(&arrays)
+        };
+        let name = op.name().to_string();
+        Tensor::from_op(out, name, inputs, move |args| {
+            op.backward(args.inputs, args.output, args.grad)
+                .into_iter()
+                .map(Some)
+                .collect()
+        })
+    }
+}
