@@ -32,7 +32,7 @@ impl Function for Tall {
     }
 }
 
-fn show<F: Function>(name: &str, f: &F, x: &[f64]) -> Result<(), jacobian::Error> {
+fn show<F: Function + Sync>(name: &str, f: &F, x: &[f64]) -> Result<(), jacobian::Error> {
     let start = Instant::now();
     let j = jacobian(f, x)?;
     let auto = start.elapsed();

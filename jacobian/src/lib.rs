@@ -33,9 +33,12 @@
 #![warn(missing_docs)]
 
 mod plan;
+mod report;
 mod sweeps;
 
-pub use plan::{Mode, Plan};
+pub use plan::{Estimate, Mode, Plan, cost, estimate};
+#[allow(unused_imports)]
+pub use report::*;
 pub use shared_ops::{Error, Function, Op};
 
 use nalgebra::DMatrix;
@@ -54,7 +57,8 @@ pub struct Jacobian {
 /// The Jacobian of `f` at `x`, in the mode the plan finds cheaper ([`Mode::Auto`]).
 ///
 /// Errors on empty `x`, an `x` of another length than `f` declares, or an `f` whose output
-/// length changes between evaluations.
+/// length changes between evaluations. Large Jacobians split their sweeps across threads
+/// (see [`Options`]); `f` is therefore `Sync`.
 ///
 /// ```
 /// use jacobian::{Function, Op};
@@ -64,13 +68,14 @@ pub struct Jacobian {
 ///         vec![x.iter().map(|&v| v * v).sum()]
 ///     }
 /// }
-/// let j = jacobian::jacobian(&Norm2, &[1.0, 2.0, 3.0])?;
-/// assert_eq!(j.plan.mode, jacobian::Mode::Reverse); // 1 output, 3 inputs
-/// assert_eq!(j.matrix.as_slice(), &[2.0, 4.0, 6.0]);
+/// let x: Vec<f64> = (1..=100).map(f64::from).collect();
+/// let j = jacobian::jacobian(&Norm2, &x)?;
+/// assert_eq!(j.plan.mode, jacobian::Mode::Reverse); // 1 output, 100 inputs
+/// assert_eq!(j.matrix[(0, 2)], 6.0);
 /// # Ok::<(), jacobian::Error>(())
 /// ```
-pub fn jacobian<F: Function>(f: &F, x: &[f64]) -> Result<Jacobian, Error> {
-    jacobian_with(f, x, Mode::Auto)
+pub fn jacobian<F: Function + Sync>(f: &F, x: &[f64]) -> Result<Jacobian, Error> {
+    jacobian_with_options(f, x, Options::default())
 }
 
 /// The Jacobian of `f` at `x` in the given mode (`Auto` plans).
@@ -88,29 +93,89 @@ pub fn jacobian<F: Function>(f: &F, x: &[f64]) -> Result<Jacobian, Error> {
 /// assert_eq!(j.matrix.as_slice(), &[2.0, 1.0]);
 /// # Ok::<(), jacobian::Error>(())
 /// ```
-pub fn jacobian_with<F: Function>(f: &F, x: &[f64], mode: Mode) -> Result<Jacobian, Error> {
+pub fn jacobian_with<F: Function + Sync>(f: &F, x: &[f64], mode: Mode) -> Result<Jacobian, Error> {
+    jacobian_with_options(
+        f,
+        x,
+        Options {
+            mode,
+            ..Options::default()
+        },
+    )
+}
+
+/// How to compute a Jacobian: the mode, and whether sweeps may run on several threads.
+///
+/// Threads (rayon's pool) are used only when the first sweep shows that the rest would take
+/// long enough to pay for them; the matrix is identical either way.
+///
+/// ```
+/// use jacobian::{Mode, Options};
+/// let serial = Options { mode: Mode::Reverse, threads: false };
+/// assert_eq!(Options::default().mode, Mode::Auto);
+/// assert!(Options::default().threads);
+/// # let _ = serial;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Forward, reverse, or let the plan choose (the default).
+    pub mode: Mode,
+    /// Allow splitting the sweeps across threads (default `true`).
+    pub threads: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mode: Mode::Auto,
+            threads: true,
+        }
+    }
+}
+
+/// The Jacobian of `f` at `x` with explicit [`Options`].
+///
+/// ```
+/// use jacobian::{Function, Mode, Op, Options};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         x.iter().map(|&v| v.sin()).collect()
+///     }
+/// }
+/// let x = [0.1; 16];
+/// let a = jacobian::jacobian_with_options(&F, &x, Options { mode: Mode::Forward, threads: false })?;
+/// let b = jacobian::jacobian_with_options(&F, &x, Options { mode: Mode::Reverse, threads: true })?;
+/// assert_eq!(a.matrix, b.matrix);
+/// assert!(!a.plan.threaded);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn jacobian_with_options<F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    options: Options,
+) -> Result<Jacobian, Error> {
     f.check_input(x.len())?;
     let n = x.len();
-    let forced = mode != Mode::Auto;
-    let (mode, m) = match mode {
+    let (mode, m, forced) = match options.mode {
         Mode::Auto => {
             // The plan needs m: take it from the declared sizes, else from one plain evaluation.
             let m = match f.sizes() {
                 Some((_, m)) => m,
                 None => f.eval(x).len(),
             };
-            (Plan::choose(n, m), Some(m))
+            (Plan::choose(n, m), Some(m), false)
         }
-        forced => (forced, f.sizes().map(|s| s.1)),
+        forced => (forced, f.sizes().map(|s| s.1), true),
     };
-    let (value, matrix, sweeps) = match mode {
-        Mode::Forward => sweeps::forward(f, x, m)?,
-        _ => sweeps::reverse(f, x, m)?,
+    let swept = match mode {
+        Mode::Forward => sweeps::forward(f, x, m, options.threads)?,
+        _ => sweeps::reverse(f, x, m, options.threads)?,
     };
-    let plan = Plan::new(mode, n, value.len(), sweeps, forced);
+    let plan = Plan::new(mode, n, &swept, forced);
     Ok(Jacobian {
-        value,
-        matrix,
+        value: swept.value,
+        matrix: swept.matrix,
         plan,
     })
 }

@@ -1,5 +1,7 @@
-//! The choice between n forward sweeps and m reverse sweeps.
+//! The choice between forward and reverse sweeps: a cost model, in units of one plain `f64`
+//! evaluation of `f`.
 
+use crate::sweeps::{Swept, forward_lanes, reverse_lanes};
 use core::fmt;
 
 /// Which sweeps compute a Jacobian.
@@ -13,12 +15,58 @@ use core::fmt;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Tangent sweeps: one per input (N per chunk), each giving Jacobian columns.
+    /// Tangent sweeps: each carries N tangents and fills N Jacobian columns.
     Forward,
-    /// One recording, then adjoint sweeps: one per output, each giving a Jacobian row.
+    /// One recording, then adjoint sweeps: each carries Q adjoints and fills Q rows.
     Reverse,
     /// Let the plan choose.
     Auto,
+}
+
+/// The cost model's constants, measured with `cargo bench -p benches --bench dense` (see the
+/// README) on the dense tanh layer, in units of one plain evaluation of `f`:
+///
+/// * a forward sweep with N tangents costs `FWD_BASE + FWD_LANE · N`: the primal is recomputed
+///   every sweep, and each tangent adds about one multiply-add per partial;
+/// * the reverse recording costs `REC`: the primal plus one 40-byte node per operation;
+/// * a reverse sweep with Q adjoints costs `SWEEP_BASE + SWEEP_LANE · Q`: one pass over the
+///   nodes, no transcendental functions (the partials are stored).
+pub mod cost {
+    /// Fixed part of a forward sweep (the primal).
+    pub const FWD_BASE: f64 = 1.5;
+    /// Added per tangent of a forward sweep.
+    pub const FWD_LANE: f64 = 0.5;
+    /// The recording of the reverse mode.
+    pub const REC: f64 = 4.0;
+    /// Fixed part of a reverse sweep (reading the nodes).
+    pub const SWEEP_BASE: f64 = 1.0;
+    /// Added per adjoint of a reverse sweep.
+    pub const SWEEP_LANE: f64 = 0.5;
+}
+
+/// The estimated cost of each mode for an m×n Jacobian, in plain evaluations of `f`.
+///
+/// ```
+/// let e = jacobian::estimate(1000, 1); // a gradient
+/// assert!(e.reverse < e.forward / 10.0);
+/// let e = jacobian::estimate(3, 500); // a tall Jacobian
+/// assert!(e.forward < e.reverse / 10.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    /// ⌈n/N⌉ forward sweeps of N tangents.
+    pub forward: f64,
+    /// One recording and ⌈m/Q⌉ reverse sweeps of Q adjoints.
+    pub reverse: f64,
+}
+
+/// The cost model: see [`cost`] for the constants.
+pub fn estimate(n: usize, m: usize) -> Estimate {
+    use cost::*;
+    let (nl, ql) = (forward_lanes(n), reverse_lanes(m));
+    let forward = n.div_ceil(nl) as f64 * (FWD_BASE + FWD_LANE * nl as f64);
+    let reverse = REC + m.div_ceil(ql) as f64 * (SWEEP_BASE + SWEEP_LANE * ql as f64);
+    Estimate { forward, reverse }
 }
 
 /// What a Jacobian computation did and why.
@@ -41,55 +89,80 @@ pub enum Mode {
 pub struct Plan {
     /// The mode that ran: `Forward` or `Reverse`, never `Auto`.
     pub mode: Mode,
-    /// Sweeps run: forward chunks, or reverse adjoint sweeps (after one recording).
+    /// Sweeps run: forward sweeps, or reverse sweeps after the one recording.
     pub sweeps: usize,
+    /// Tangents (forward) or adjoints (reverse) carried by each sweep.
+    pub lanes: usize,
     /// Inputs.
     pub n: usize,
     /// Outputs.
     pub m: usize,
+    /// Whether the sweeps ran on several threads.
+    pub threaded: bool,
+    /// Nodes recorded on the tape (reverse mode; 0 for forward).
+    pub nodes: usize,
+    /// The cost model's estimate for both modes.
+    pub estimate: Estimate,
     /// Why this mode, in words.
     pub reason: String,
 }
 
 impl Plan {
-    /// The cheaper mode for an m×n Jacobian: forward when n ≤ m.
+    /// The cheaper mode for an m×n Jacobian by the cost model.
     pub(crate) fn choose(n: usize, m: usize) -> Mode {
-        if n <= m { Mode::Forward } else { Mode::Reverse }
+        let e = estimate(n, m);
+        if e.forward <= e.reverse {
+            Mode::Forward
+        } else {
+            Mode::Reverse
+        }
     }
 
-    pub(crate) fn new(mode: Mode, n: usize, m: usize, sweeps: usize, forced: bool) -> Plan {
-        let why = if forced {
+    pub(crate) fn new(mode: Mode, n: usize, swept: &Swept, forced: bool) -> Plan {
+        let m = swept.value.len();
+        let estimate = estimate(n, m);
+        let reason = if forced {
             "mode forced by the caller".to_string()
-        } else if mode == Mode::Forward {
-            format!("n = {n} inputs ≤ m = {m} outputs: a forward sweep gives columns")
         } else {
-            format!("m = {m} outputs < n = {n} inputs: a reverse sweep gives rows")
+            let (won, lost) = match mode {
+                Mode::Forward => (estimate.forward, estimate.reverse),
+                _ => (estimate.reverse, estimate.forward),
+            };
+            format!("estimated {won:.1} evaluations of f against {lost:.1} for the other mode")
         };
         Plan {
             mode,
-            sweeps,
+            sweeps: swept.sweeps,
+            lanes: swept.lanes,
             n,
             m,
-            reason: why,
+            threaded: swept.threaded,
+            nodes: swept.nodes,
+            estimate,
+            reason,
         }
     }
 }
 
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.mode {
-            Mode::Forward => "forward mode",
-            _ => "reverse mode",
-        };
-        let unit = match self.mode {
-            Mode::Forward => "tangent sweep",
-            _ => "adjoint sweep",
+        let (what, unit) = match self.mode {
+            Mode::Forward => ("forward mode", "tangent"),
+            _ => ("reverse mode", "adjoint"),
         };
         let s = if self.sweeps == 1 { "" } else { "s" };
+        let l = if self.lanes == 1 { "" } else { "s" };
         write!(
             f,
-            "{what}: {} {unit}{s} for a {}×{} Jacobian ({})",
-            self.sweeps, self.m, self.n, self.reason
-        )
+            "{what}: {} sweep{s} of {} {unit}{l} for a {}×{} Jacobian",
+            self.sweeps, self.lanes, self.m, self.n
+        )?;
+        if self.mode == Mode::Reverse {
+            write!(f, ", {} nodes recorded", self.nodes)?;
+        }
+        if self.threaded {
+            write!(f, ", on {} threads", rayon::current_num_threads())?;
+        }
+        write!(f, " ({})", self.reason)
     }
 }

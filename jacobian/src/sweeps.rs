@@ -1,11 +1,33 @@
-//! The sweeps themselves: chunked forward, and one recording replayed by reverse sweeps.
+//! The sweeps themselves: chunked forward sweeps, and one recording replayed by vector reverse
+//! sweeps; either split across threads when the work is large enough to pay for them.
 
 use forward::DualVec;
 use nalgebra::DMatrix;
-use reverse::{Adjoints, Tape, Var};
+use rayon::prelude::*;
+use reverse::{AdjointsVec, Recording, Tape, Var};
 use shared_ops::{Error, Function};
+use std::time::{Duration, Instant};
 
-type Swept = (Vec<f64>, DMatrix<f64>, usize);
+/// What the sweeps produced: value, matrix, sweeps run, lanes per sweep, threads used.
+pub(crate) struct Swept {
+    pub value: Vec<f64>,
+    pub matrix: DMatrix<f64>,
+    pub sweeps: usize,
+    pub lanes: usize,
+    pub threaded: bool,
+    pub nodes: usize,
+}
+
+/// Work below this (estimated from the first sweep) stays on one thread: handing sweeps to
+/// rayon costs tens of microseconds.
+const PARALLEL_ABOVE: Duration = Duration::from_micros(200);
+
+fn worth_threads(first: Duration, remaining: usize, threads: bool) -> bool {
+    threads
+        && remaining > 1
+        && rayon::current_num_threads() > 1
+        && first * remaining as u32 > PARALLEL_ABOVE
+}
 
 /// Checks an output length against what `f` declares.
 pub(crate) fn check_declared<F: Function>(f: &F, m: usize, during: &str) -> Result<(), Error> {
@@ -19,62 +41,129 @@ pub(crate) fn check_declared<F: Function>(f: &F, m: usize, during: &str) -> Resu
     }
 }
 
-/// Tangents per forward sweep: the widest of 1, 2, 4, 8 that the input needs.
-pub(crate) fn forward<F: Function>(f: &F, x: &[f64], m: Option<usize>) -> Result<Swept, Error> {
-    match x.len() {
-        1 => forward_chunked::<1, F>(f, x, m),
-        2 => forward_chunked::<2, F>(f, x, m),
-        3..=4 => forward_chunked::<4, F>(f, x, m),
-        _ => forward_chunked::<8, F>(f, x, m),
+fn length_changed(expected: usize, found: usize, during: String) -> Error {
+    Error::OutputLength {
+        expected,
+        found,
+        during,
     }
 }
 
-/// ⌈n/N⌉ forward sweeps, each seeding N inputs with unit tangents and filling N columns.
-fn forward_chunked<const N: usize, F: Function>(
+/// Tangents per forward sweep for n inputs: the narrowest of 1, 2, 4, 8 that covers n, else 8.
+pub(crate) fn forward_lanes(n: usize) -> usize {
+    match n {
+        1 => 1,
+        2 => 2,
+        3..=4 => 4,
+        _ => 8,
+    }
+}
+
+/// Adjoints per reverse sweep for m outputs, as [`forward_lanes`].
+pub(crate) fn reverse_lanes(m: usize) -> usize {
+    forward_lanes(m.max(1))
+}
+
+pub(crate) fn forward<F: Function + Sync>(
     f: &F,
     x: &[f64],
     m: Option<usize>,
+    threads: bool,
+) -> Result<Swept, Error> {
+    match forward_lanes(x.len()) {
+        1 => forward_chunked::<1, F>(f, x, m, threads),
+        2 => forward_chunked::<2, F>(f, x, m, threads),
+        4 => forward_chunked::<4, F>(f, x, m, threads),
+        _ => forward_chunked::<8, F>(f, x, m, threads),
+    }
+}
+
+/// One forward sweep with the inputs of chunk `s` seeded: returns the N tangents of each output.
+fn forward_sweep<const N: usize, F: Function>(
+    f: &F,
+    xs: &mut [DualVec<f64, N>],
+    s: usize,
+) -> Vec<DualVec<f64, N>> {
+    let cols = s * N..((s + 1) * N).min(xs.len());
+    for (l, j) in cols.clone().enumerate() {
+        xs[j].tangent[l] = 1.0;
+    }
+    let ys = f.eval(xs);
+    for (l, j) in cols.enumerate() {
+        xs[j].tangent[l] = 0.0;
+    }
+    ys
+}
+
+/// ⌈n/N⌉ forward sweeps, each seeding N inputs with unit tangents and filling N columns.
+fn forward_chunked<const N: usize, F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    m: Option<usize>,
+    threads: bool,
 ) -> Result<Swept, Error> {
     let n = x.len();
-    let mut xs: Vec<DualVec<f64, N>> = x.iter().map(|&v| DualVec::from(v)).collect();
-    let mut value: Vec<f64> = Vec::new();
-    let mut matrix = DMatrix::zeros(0, 0);
+    let lifted: Vec<DualVec<f64, N>> = x.iter().map(|&v| DualVec::from(v)).collect();
     let sweeps = n.div_ceil(N);
-    for s in 0..sweeps {
-        let cols = s * N..((s + 1) * N).min(n);
-        for (l, j) in cols.clone().enumerate() {
-            xs[j].tangent[l] = 1.0;
-        }
-        let ys = f.eval(&xs);
-        for (l, j) in cols.clone().enumerate() {
-            xs[j].tangent[l] = 0.0;
-        }
-        if s == 0 {
-            let expected = m.unwrap_or(ys.len());
-            if ys.len() != expected {
-                return Err(Error::OutputLength {
-                    expected,
-                    found: ys.len(),
-                    during: "forward sweep 1".into(),
-                });
-            }
-            check_declared(f, ys.len(), "forward sweep 1")?;
-            value = ys.iter().map(|y| y.primal).collect();
-            matrix = DMatrix::zeros(ys.len(), n);
-        } else if ys.len() != value.len() {
-            return Err(Error::OutputLength {
-                expected: value.len(),
-                found: ys.len(),
-                during: format!("forward sweep {}", s + 1),
-            });
-        }
-        for (l, j) in cols.enumerate() {
+
+    // The first sweep, alone: it fixes m and the value, and times one sweep.
+    let start = Instant::now();
+    let first = forward_sweep(f, &mut lifted.clone(), 0);
+    let took = start.elapsed();
+    let m0 = first.len();
+    if let Some(expected) = m
+        && m0 != expected
+    {
+        return Err(length_changed(expected, m0, "forward sweep 1".into()));
+    }
+    check_declared(f, m0, "forward sweep 1")?;
+    let value: Vec<f64> = first.iter().map(|y| y.primal).collect();
+    let mut matrix = DMatrix::zeros(m0, n);
+    let mut fill = |s: usize, ys: &[DualVec<f64, N>]| {
+        for (l, j) in (s * N..((s + 1) * N).min(n)).enumerate() {
             for (i, y) in ys.iter().enumerate() {
                 matrix[(i, j)] = y.tangent[l];
             }
         }
+    };
+    fill(0, &first);
+
+    let run = |xs: &mut Vec<DualVec<f64, N>>, s: usize| {
+        let ys = forward_sweep(f, xs, s);
+        if ys.len() == m0 {
+            Ok((s, ys))
+        } else {
+            Err(length_changed(
+                m0,
+                ys.len(),
+                format!("forward sweep {}", s + 1),
+            ))
+        }
+    };
+    let threaded = worth_threads(took, sweeps - 1, threads);
+    if threaded {
+        let done: Vec<_> = (1..sweeps)
+            .into_par_iter()
+            .map_init(|| lifted.clone(), run)
+            .collect::<Result<_, _>>()?;
+        for (s, ys) in done {
+            fill(s, &ys);
+        }
+    } else {
+        let mut xs = lifted;
+        for s in 1..sweeps {
+            let (s, ys) = run(&mut xs, s)?;
+            fill(s, &ys);
+        }
     }
-    Ok((value, matrix, sweeps))
+    Ok(Swept {
+        value,
+        matrix,
+        sweeps,
+        lanes: N,
+        threaded,
+        nodes: 0,
+    })
 }
 
 /// Records `f` once; returns the tape, the inputs and the outputs.
@@ -89,31 +178,105 @@ fn record<F: Function>(
     if let Some(expected) = m
         && ys.len() != expected
     {
-        return Err(Error::OutputLength {
+        return Err(length_changed(
             expected,
-            found: ys.len(),
-            during: "the reverse recording".into(),
-        });
+            ys.len(),
+            "the reverse recording".into(),
+        ));
     }
     check_declared(f, ys.len(), "the reverse recording")?;
     Ok((tape, xs, ys))
 }
 
-/// One recording, then one reverse sweep per output, each filling a row.
-pub(crate) fn reverse<F: Function>(f: &F, x: &[f64], m: Option<usize>) -> Result<Swept, Error> {
+pub(crate) fn reverse<F: Function>(
+    f: &F,
+    x: &[f64],
+    m: Option<usize>,
+    threads: bool,
+) -> Result<Swept, Error> {
     let (tape, xs, ys) = record(f, x, m)?;
-    let mut matrix = DMatrix::zeros(ys.len(), x.len());
-    let mut adj = Adjoints::default();
-    for (i, &y) in ys.iter().enumerate() {
-        tape.sweep_into(&[(y, 1.0)], &mut adj);
-        for (j, &xj) in xs.iter().enumerate() {
-            matrix[(i, j)] = adj.wrt(xj);
-        }
+    let rec = tape.finish();
+    match reverse_lanes(ys.len()) {
+        1 => reverse_blocks::<1>(&rec, &xs, &ys, threads),
+        2 => reverse_blocks::<2>(&rec, &xs, &ys, threads),
+        4 => reverse_blocks::<4>(&rec, &xs, &ys, threads),
+        _ => reverse_blocks::<8>(&rec, &xs, &ys, threads),
     }
-    Ok((ys.iter().map(|y| y.value()).collect(), matrix, ys.len()))
 }
 
-/// `wᵀJ` (or the gradient when `w` is `None` and m = 1) by one recording and one sweep.
+/// One vector sweep for outputs `b·Q ..`: returns the Q adjoints of every input.
+fn reverse_sweep<const Q: usize>(
+    rec: &Recording,
+    xs: &[Var],
+    ys: &[Var],
+    b: usize,
+    adj: &mut AdjointsVec<Q>,
+) -> Vec<[f64; Q]> {
+    let seeds: Vec<(Var, [f64; Q])> = ys[b * Q..((b + 1) * Q).min(ys.len())]
+        .iter()
+        .enumerate()
+        .map(|(l, &y)| {
+            let mut e = [0.0; Q];
+            e[l] = 1.0;
+            (y, e)
+        })
+        .collect();
+    rec.sweep_vec_into(&seeds, adj);
+    xs.iter().map(|&x| adj.wrt(x)).collect()
+}
+
+/// ⌈m/Q⌉ vector sweeps of one recording, each filling Q rows.
+fn reverse_blocks<const Q: usize>(
+    rec: &Recording,
+    xs: &[Var],
+    ys: &[Var],
+    threads: bool,
+) -> Result<Swept, Error> {
+    let (n, m) = (xs.len(), ys.len());
+    let blocks = m.div_ceil(Q);
+    let mut matrix = DMatrix::zeros(m, n);
+    let mut fill = |b: usize, rows: &[[f64; Q]]| {
+        for (j, lanes) in rows.iter().enumerate() {
+            for (l, i) in (b * Q..((b + 1) * Q).min(m)).enumerate() {
+                matrix[(i, j)] = lanes[l];
+            }
+        }
+    };
+    let mut adj = AdjointsVec::default();
+    let threaded = if blocks > 0 {
+        let start = Instant::now();
+        fill(0, &reverse_sweep(rec, xs, ys, 0, &mut adj));
+        worth_threads(start.elapsed(), blocks - 1, threads)
+    } else {
+        false
+    };
+    if threaded {
+        let done: Vec<_> = (1..blocks)
+            .into_par_iter()
+            .map_init(AdjointsVec::default, |adj, b| {
+                (b, reverse_sweep(rec, xs, ys, b, adj))
+            })
+            .collect();
+        for (b, rows) in done {
+            fill(b, &rows);
+        }
+    } else {
+        for b in 1..blocks {
+            fill(b, &reverse_sweep(rec, xs, ys, b, &mut adj));
+        }
+    }
+    let value = ys.iter().map(|y| y.value()).collect();
+    Ok(Swept {
+        value,
+        matrix,
+        sweeps: blocks,
+        lanes: Q,
+        threaded,
+        nodes: rec.len(),
+    })
+}
+
+/// `wᵀJ` (or the gradient when `w` is `None`) by one recording and one sweep.
 pub(crate) fn vjp<F: Function>(
     f: &F,
     x: &[f64],

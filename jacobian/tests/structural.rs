@@ -3,7 +3,7 @@
 use jacobian::{Function, Mode, Op, jacobian_with};
 
 /// Jacobians from both modes, compared bit for bit (NaN equals NaN here).
-fn both<F: Function>(f: &F, x: &[f64]) -> Vec<f64> {
+fn both<F: Function + Sync>(f: &F, x: &[f64]) -> Vec<f64> {
     let fwd = jacobian_with(f, x, Mode::Forward).unwrap();
     let rev = jacobian_with(f, x, Mode::Reverse).unwrap();
     for (a, b) in fwd.matrix.iter().zip(rev.matrix.iter()) {

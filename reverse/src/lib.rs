@@ -32,11 +32,12 @@ mod drivers;
 mod sweep;
 mod tape;
 pub mod tensor;
+pub mod trace;
 mod var;
 
 pub use drivers::{gradient, jacobian, vjp};
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
-pub use sweep::{Adjoints, AdjointsVec};
+pub use sweep::{Adjoints, AdjointsVec, Recording};
 pub use tape::{NODE_BYTES, Tape};
 pub use var::Var;

@@ -10,6 +10,7 @@
 use crate::var::Var;
 use core::cell::{Cell, RefCell};
 use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
 use shared_ops::OpCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -42,8 +43,26 @@ pub(crate) struct TapeData {
     pub names: Vec<(u32, String)>,
 }
 
+impl TapeData {
+    const NONE: TapeData = TapeData {
+        id: 0,
+        nodes: Vec::new(),
+        custom: Vec::new(),
+        names: Vec::new(),
+    };
+}
+
 thread_local! {
-    pub(crate) static STACK: RefCell<Vec<TapeData>> = const { RefCell::new(Vec::new()) };
+    /// The recording tape, held directly in thread-local storage so that recording a node is a
+    /// compare of ids and a `Vec::push`, with no indirection. Id 0: nothing is recording.
+    ///
+    /// `ManuallyDrop` keeps this slot free of a thread-exit destructor, which would add a
+    /// registration check to every access (≈ 2× the cost of recording a node). Nothing leaks:
+    /// the slot owns a buffer only while a `Tape` is alive, and `Tape::drop` takes it back.
+    static ACTIVE: RefCell<ManuallyDrop<TapeData>> =
+        const { RefCell::new(ManuallyDrop::new(TapeData::NONE)) };
+    /// Outer tapes, suspended while an inner one records (innermost last).
+    static SUSPENDED: RefCell<Vec<TapeData>> = const { RefCell::new(Vec::new()) };
     static SPARE: RefCell<Vec<Vec<Node>>> = const { RefCell::new(Vec::new()) };
     static THREAD: Cell<u64> = const { Cell::new(0) };
     static SERIAL: Cell<u64> = const { Cell::new(0) };
@@ -76,12 +95,25 @@ pub(crate) fn serial(id: u64) -> u64 {
     id & ((1 << SERIAL_BITS) - 1)
 }
 
-/// Explains why `tape` is not the active tape, and panics. Kept out of line: the hot path only
-/// compares two integers.
+/// The id of the recording tape (0 if none).
+pub(crate) fn active_id() -> u64 {
+    ACTIVE.with(|a| a.try_borrow().map(|a| a.id).unwrap_or(0))
+}
+
+fn is_suspended(id: u64) -> bool {
+    SUSPENDED.with(|s| {
+        s.try_borrow()
+            .map(|s| s.iter().any(|t| t.id == id))
+            .unwrap_or(false)
+    })
+}
+
+/// Explains why `tape` is not the recording tape, and panics. Kept out of line: the hot path
+/// only compares two integers.
 #[cold]
 #[inline(never)]
-pub(crate) fn misuse(tape: u64, stack: &[TapeData]) -> ! {
-    let active = stack.last().map(|t| t.id);
+pub(crate) fn misuse(tape: u64) -> ! {
+    let active = active_id();
     if tape >> SERIAL_BITS != thread_number() {
         panic!(
             "reverse::Var used on another thread than the one that recorded it: a tape is \
@@ -89,77 +121,118 @@ pub(crate) fn misuse(tape: u64, stack: &[TapeData]) -> ! {
              pass its value (Var::value) and record on this thread"
         );
     }
-    if let Some(depth) = stack.iter().rev().position(|t| t.id == tape) {
+    if is_suspended(tape) {
         panic!(
-            "reverse::Var from tape #{} used while the inner tape #{} is recording ({depth} \
-             level(s) down): Vars of an outer tape cannot enter an inner recording; pass their \
-             values (Var::value) into it, or finish the inner recording first",
+            "reverse::Var from tape #{} used while the inner tape #{} is recording: Vars of an \
+             outer tape cannot enter an inner recording; pass their values (Var::value) into \
+             it, or finish the inner recording first",
             serial(tape),
-            serial(active.unwrap_or(0)),
+            serial(active),
         );
     }
-    match active {
-        None => panic!(
-            "reverse::Var used after its tape #{} was dropped (no tape is recording now): keep \
+    if active == 0 {
+        panic!(
+            "reverse::Var used after its tape #{} was dropped or finished (no tape is recording now): keep \
              the Tape alive while its Vars are in use",
             serial(tape)
-        ),
-        Some(a) => panic!(
-            "reverse::Var used after its tape #{} was dropped, with the other tape #{} \
-             recording: keep the Tape alive while its Vars are in use",
-            serial(tape),
-            serial(a)
-        ),
+        );
     }
-}
-
-/// Appends a node to the active tape, which must be `tape`. Returns its index.
-#[inline(always)]
-pub(crate) fn push(tape: u64, node: Node) -> u32 {
-    STACK.with(|s| {
-        let mut s = s.borrow_mut();
-        match s.last_mut() {
-            Some(t) if t.id == tape => {
-                let i = t.nodes.len();
-                if i >= u32::MAX as usize {
-                    overflow();
-                }
-                t.nodes.push(node);
-                i as u32
-            }
-            _ => misuse(tape, &s),
-        }
-    })
-}
-
-#[cold]
-fn overflow() -> ! {
     panic!(
-        "reverse::Tape holds {} nodes, the most one tape can index (u32)",
-        u32::MAX
+        "reverse::Var used after its tape #{} was dropped or finished, with the other tape #{} recording: \
+         keep the Tape alive while its Vars are in use",
+        serial(tape),
+        serial(active)
     )
 }
 
-/// Runs `f` on the data of tape `id`, wherever it is on this thread's stack (sweeps may run on
-/// an outer tape while an inner one records).
-pub(crate) fn with_tape<R>(id: u64, f: impl FnOnce(&TapeData) -> R) -> R {
-    STACK.with(|s| {
-        let s = s.borrow();
-        match s.iter().rev().find(|t| t.id == id) {
-            Some(t) => f(t),
-            None => misuse(id, &s),
+/// A `Var` of tape `var_tape` used with tape `tape` (in a sweep or an adjoint lookup).
+#[cold]
+#[inline(never)]
+pub(crate) fn misuse_foreign(var_tape: u64, tape: u64) -> ! {
+    let alive = active_id() == var_tape || is_suspended(var_tape);
+    if alive && var_tape >> SERIAL_BITS == thread_number() {
+        panic!(
+            "reverse::Var of tape #{} used with tape #{}: each Var belongs to the tape that \
+             recorded it",
+            serial(var_tape),
+            serial(tape)
+        );
+    }
+    misuse(var_tape)
+}
+
+/// Appends a node to the recording tape, which must be `tape`. Returns its index.
+#[inline(always)]
+pub(crate) fn push(tape: u64, node: Node) -> u32 {
+    let index = ACTIVE.with(|a| {
+        let mut a = a.borrow_mut();
+        if a.id != tape {
+            return None;
         }
-    })
+        let i = a.nodes.len();
+        if i == a.nodes.capacity() {
+            grow(&mut a.nodes);
+        }
+        a.nodes.push(node);
+        Some(i as u32)
+    });
+    match index {
+        Some(i) => i,
+        None => misuse(tape),
+    }
+}
+
+/// The slow path of `push`: double the buffer, and refuse to pass the `u32` index range.
+#[cold]
+#[inline(never)]
+fn grow(nodes: &mut Vec<Node>) {
+    if nodes.len() >= u32::MAX as usize {
+        panic!(
+            "reverse::Tape holds {} nodes, the most one tape can index (u32)",
+            nodes.len()
+        );
+    }
+    nodes.reserve(nodes.capacity().max(1024));
+}
+
+/// Runs `f` on the data of tape `id`, recording or suspended (sweeps may run on an outer tape
+/// while an inner one records).
+pub(crate) fn with_tape<R>(id: u64, f: impl FnOnce(&TapeData) -> R) -> R {
+    let mut f = Some(f);
+    let done = ACTIVE.with(|a| {
+        let a = a.borrow();
+        (a.id == id).then(|| (f.take().expect("called once"))(&a))
+    });
+    if let Some(r) = done {
+        return r;
+    }
+    let done = SUSPENDED.with(|s| {
+        let s = s.borrow();
+        s.iter()
+            .rev()
+            .find(|t| t.id == id)
+            .map(|t| (f.take().expect("called once"))(t))
+    });
+    done.unwrap_or_else(|| misuse(id))
 }
 
 pub(crate) fn with_tape_mut<R>(id: u64, f: impl FnOnce(&mut TapeData) -> R) -> R {
-    STACK.with(|s| {
+    let mut f = Some(f);
+    let done = ACTIVE.with(|a| {
+        let mut a = a.borrow_mut();
+        (a.id == id).then(|| (f.take().expect("called once"))(&mut a))
+    });
+    if let Some(r) = done {
+        return r;
+    }
+    let done = SUSPENDED.with(|s| {
         let mut s = s.borrow_mut();
-        match s.iter().rposition(|t| t.id == id) {
-            Some(i) => f(&mut s[i]),
-            None => misuse(id, &s),
-        }
-    })
+        s.iter_mut()
+            .rev()
+            .find(|t| t.id == id)
+            .map(|t| (f.take().expect("called once"))(t))
+    });
+    done.unwrap_or_else(|| misuse(id))
 }
 
 /// A recording: the handle of the active Wengert list on this thread.
@@ -209,18 +282,20 @@ impl Tape {
     /// let tape = reverse::Tape::with_capacity(1000);
     /// assert!(tape.is_empty());
     /// ```
-    pub fn with_capacity(nodes: usize) -> Tape {
+    pub fn with_capacity(capacity: usize) -> Tape {
         let id = new_id();
-        let mut buf = SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_default();
-        buf.reserve(nodes);
-        STACK.with(|s| {
-            s.borrow_mut().push(TapeData {
-                id,
-                nodes: buf,
-                custom: Vec::new(),
-                names: Vec::new(),
-            })
-        });
+        let mut nodes = SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_default();
+        nodes.reserve(capacity);
+        let fresh = TapeData {
+            id,
+            nodes,
+            custom: Vec::new(),
+            names: Vec::new(),
+        };
+        let outer = ACTIVE.with(|a| core::mem::replace(&mut **a.borrow_mut(), fresh));
+        if outer.id != 0 {
+            SUSPENDED.with(|s| s.borrow_mut().push(outer));
+        }
         Tape {
             id,
             _not_send: PhantomData,
@@ -308,7 +383,7 @@ impl Tape {
         match v.tape() {
             0 => None,
             id if id == self.id => Some(v.index()),
-            id => STACK.with(|s| misuse_foreign(id, self.id, &s.borrow())),
+            id => misuse_foreign(id, self.id),
         }
     }
 
@@ -359,36 +434,38 @@ impl Tape {
 
 impl Drop for Tape {
     fn drop(&mut self) {
-        // Tolerate out-of-order drops: remove this tape wherever it sits.
-        let buf = STACK.with(|s| {
-            let mut s = s.borrow_mut();
-            s.iter()
-                .rposition(|t| t.id == self.id)
-                .map(|i| s.remove(i).nodes)
-        });
-        if let Some(mut buf) = buf {
-            buf.clear();
-            SPARE.with(|s| {
-                let mut s = s.borrow_mut();
-                if s.len() < 4 {
-                    s.push(buf);
-                }
-            });
-        }
+        recycle(take(self).nodes);
     }
 }
 
-/// A `Var` of tape `var_tape` used with tape `tape`.
-#[cold]
-#[inline(never)]
-pub(crate) fn misuse_foreign(var_tape: u64, tape: u64, stack: &[TapeData]) -> ! {
-    if stack.iter().any(|t| t.id == var_tape) && var_tape >> SERIAL_BITS == thread_number() {
-        panic!(
-            "reverse::Var of tape #{} used with tape #{}: each Var belongs to the tape that \
-             recorded it",
-            serial(var_tape),
-            serial(tape)
-        );
+/// Detaches the data of `tape` from this thread's stack, resuming the innermost suspended tape
+/// if `tape` was recording. A tape dropped out of order is removed wherever it is suspended.
+pub(crate) fn take(tape: &Tape) -> TapeData {
+    let id = tape.id;
+    if active_id() == id {
+        let outer = SUSPENDED
+            .with(|s| s.borrow_mut().pop())
+            .unwrap_or(TapeData::NONE);
+        return ACTIVE.with(|a| core::mem::replace(&mut **a.borrow_mut(), outer));
     }
-    misuse(var_tape, stack)
+    SUSPENDED
+        .with(|s| {
+            let mut s = s.borrow_mut();
+            s.iter().rposition(|t| t.id == id).map(|i| s.remove(i))
+        })
+        .unwrap_or(TapeData::NONE)
+}
+
+/// Keeps a node buffer for the next recording on this thread (a few at most).
+pub(crate) fn recycle(mut nodes: Vec<Node>) {
+    if nodes.capacity() == 0 {
+        return;
+    }
+    nodes.clear();
+    SPARE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < 4 {
+            s.push(nodes);
+        }
+    });
 }

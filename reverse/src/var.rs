@@ -1,4 +1,4 @@
-use crate::tape::{Node, STACK, misuse, push};
+use crate::tape::{Node, active_id, misuse, push};
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, OpCode, Unary, rules};
@@ -148,16 +148,11 @@ fn same_tape(a: Var, b: Var) {
 #[cold]
 #[inline(never)]
 fn mixed(a: Var, b: Var) -> ! {
-    STACK.with(|s| {
-        let s = s.borrow();
-        let active = s.last().map(|t| t.id);
-        // Blame the one that is not the active tape.
-        let culprit = if Some(a.tape) == active {
-            b.tape
-        } else {
-            a.tape
-        };
-        misuse(culprit, &s)
+    // Blame the one that is not the recording tape.
+    misuse(if a.tape == active_id() {
+        b.tape
+    } else {
+        a.tape
     })
 }
 
@@ -193,7 +188,12 @@ impl Op for Var {
             (true, false) => (other.tape, [other.index, 0], [db, 0.0]),
             (false, false) => {
                 same_tape(self, other);
-                (self.tape, [self.index, other.index], [da, db])
+                if self.index == other.index {
+                    // x·x, x + x: one parent, one partial (half the adjoint updates).
+                    (self.tape, [self.index, 0], [da + db, 0.0])
+                } else {
+                    (self.tape, [self.index, other.index], [da, db])
+                }
             }
         };
         if matches!(R::CODE, OpCode::Custom) {
