@@ -105,6 +105,12 @@ impl Function for Program {
     }
 }
 
+/// An input value: mostly random, sometimes exactly at a kink or a tie (0, ±1), so that the
+/// conventions of `abs`, `max`, `min` and `hypot` are exercised too.
+pub fn input() -> impl Strategy<Value = f64> {
+    prop_oneof![6 => -2.0..2.0_f64, 1 => Just(0.0), 1 => Just(1.0), 1 => Just(-1.0)]
+}
+
 /// Programs of 1–4 inputs, 1–14 instructions and 1–3 outputs.
 pub fn program() -> impl Strategy<Value = (Program, Vec<f64>)> {
     let instr = (
@@ -142,7 +148,7 @@ pub fn program() -> impl Strategy<Value = (Program, Vec<f64>)> {
                 .map(|&r| (total - 1 - r % total.min(4)) as usize)
                 .collect();
             let p = Program { n, instrs, outputs };
-            (Just(p), prop::collection::vec(-2.0..2.0_f64, n))
+            (Just(p), prop::collection::vec(input(), n))
         })
 }
 

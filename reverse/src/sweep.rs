@@ -294,14 +294,22 @@ fn sweep_scalar(nodes: &[Node], adj: &mut [f64]) {
 fn sweep_lanes<const Q: usize>(nodes: &[Node], adj: &mut [[f64; Q]]) {
     for i in (0..nodes.len()).rev() {
         let a = adj[i];
-        if a.iter().all(|&x| x == 0.0) {
+        if a == [0.0; Q] {
             continue;
         }
         let n = &nodes[i];
         for k in 0..2 {
             let w = n.partial[k];
-            if w != 0.0 {
-                let p = &mut adj[n.parent[k] as usize];
+            if w == 0.0 {
+                continue;
+            }
+            let p = &mut adj[n.parent[k] as usize];
+            if w.is_finite() {
+                // w · 0 = 0 here, so the plain loop keeps the zero convention and vectorises.
+                for (p, &a) in p.iter_mut().zip(&a) {
+                    *p += w * a;
+                }
+            } else {
                 for (p, &a) in p.iter_mut().zip(&a) {
                     *p += if a == 0.0 { 0.0 } else { w * a };
                 }
