@@ -46,9 +46,12 @@ pub use shared_ops::{Error, Op};
 /// (√ at 0, `atan2` at the origin). Reverse mode applies the same convention to adjoints.
 #[inline(always)]
 pub(crate) fn scale<T: Op>(partial: T, tangent: T) -> T {
-    if partial.is_zero() || tangent.is_zero() {
+    // Product first, then a select: for f64 lanes this compiles to compares and a blend, not
+    // branches.
+    let product = partial * tangent;
+    if partial.is_zero() | tangent.is_zero() {
         T::zero()
     } else {
-        partial * tangent
+        product
     }
 }

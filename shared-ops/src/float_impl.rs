@@ -30,9 +30,12 @@ macro_rules! impl_float_via_rules {
         $crate::impl_float_via_rules!(@bin [$($gen)*] $ty, Rem rem RemAssign rem_assign);
 
         impl<$($gen)*> ::core::iter::Sum for $ty {
-            // `reduce`, not a fold from zero: a tape then records n − 1 additions, not n.
-            fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
-                iter.reduce(|a, b| a + b).unwrap_or_else(<Self as $crate::num_traits::Zero>::zero)
+            // A fold from the first item, not from zero: a tape then records n − 1 additions, not n.
+            fn sum<I: Iterator<Item = Self>>(mut iter: I) -> Self {
+                match iter.next() {
+                    Some(first) => iter.fold(first, |a, b| a + b),
+                    None => <Self as $crate::num_traits::Zero>::zero(),
+                }
             }
         }
         impl<'a, $($gen)*> ::core::iter::Sum<&'a $ty> for $ty {
@@ -41,8 +44,11 @@ macro_rules! impl_float_via_rules {
             }
         }
         impl<$($gen)*> ::core::iter::Product for $ty {
-            fn product<I: Iterator<Item = Self>>(iter: I) -> Self {
-                iter.reduce(|a, b| a * b).unwrap_or_else(<Self as $crate::num_traits::One>::one)
+            fn product<I: Iterator<Item = Self>>(mut iter: I) -> Self {
+                match iter.next() {
+                    Some(first) => iter.fold(first, |a, b| a * b),
+                    None => <Self as $crate::num_traits::One>::one(),
+                }
             }
         }
         impl<'a, $($gen)*> ::core::iter::Product<&'a $ty> for $ty {
