@@ -1,1 +1,294 @@
-//! The cost report of a Jacobian (filled in by the teaching-tools work).
+//! The cost report of a Jacobian: both modes run and timed side by side, with the plan the auto
+//! mode would choose, so the asymmetry between forward and reverse mode can be seen in numbers.
+
+use crate::{Error, Function, Mode, Options, Plan, jacobian_with_options};
+use core::fmt;
+use std::time::{Duration, Instant};
+
+/// What one mode cost for one Jacobian.
+///
+/// ```
+/// use jacobian::{Function, Mode, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[1], x[0].sin()]
+///     }
+/// }
+/// let r = jacobian::cost_report(&F, &[1.0, 2.0])?;
+/// assert_eq!(r.forward.mode, Mode::Forward);
+/// assert_eq!(r.forward.tape_bytes, 0); // forward mode keeps no tape
+/// assert_eq!(r.reverse.tape_bytes, r.reverse.nodes * reverse::NODE_BYTES);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModeCost {
+    /// `Forward` or `Reverse`.
+    pub mode: Mode,
+    /// Sweeps run: ⌈n/N⌉ forward sweeps of N tangents, or ⌈m/Q⌉ reverse sweeps of Q adjoints
+    /// after the one recording.
+    pub sweeps: usize,
+    /// Tangents or adjoints carried per sweep (N or Q).
+    pub lanes: usize,
+    /// Nodes recorded on the tape (0 in forward mode).
+    pub nodes: usize,
+    /// Bytes of the tape, `nodes × reverse::NODE_BYTES` (0 in forward mode).
+    pub tape_bytes: usize,
+    /// The cost model's estimate, in plain evaluations of f.
+    pub estimate: f64,
+    /// The median time of one Jacobian in this mode, on one thread.
+    pub time: Duration,
+    /// The plan of the forced run.
+    pub plan: Plan,
+}
+
+impl ModeCost {
+    /// The measured time in units of one plain evaluation of f (compare with
+    /// [`estimate`](ModeCost::estimate)).
+    ///
+    /// ```
+    /// use jacobian::{Function, Op};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         x.iter().map(|&v| v.exp()).collect()
+    ///     }
+    /// }
+    /// let r = jacobian::cost_report(&F, &[0.5; 4])?;
+    /// assert!(r.forward.evaluations(r.eval_time) > 0.0);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn evaluations(&self, eval_time: Duration) -> f64 {
+        self.time.as_secs_f64() / eval_time.as_secs_f64().max(1e-12)
+    }
+}
+
+/// Forward and reverse mode on one Jacobian, measured: sweeps, tape, time, and the plan the
+/// auto mode chooses. `Display` prints it as a small table.
+///
+/// ```
+/// use jacobian::{Function, Mode, Op};
+/// /// A loss: 64 inputs, 1 output.
+/// struct Loss;
+/// impl Function for Loss {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x.iter().map(|&v| v * v).sum()]
+///     }
+/// }
+/// let r = jacobian::cost_report(&Loss, &[0.5; 64])?;
+/// assert_eq!(r.auto.mode, Mode::Reverse);
+/// assert_eq!((r.forward.sweeps, r.reverse.sweeps), (8, 1)); // ⌈64/8⌉ and ⌈1/1⌉
+/// println!("{r}");
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostReport {
+    /// Inputs.
+    pub n: usize,
+    /// Outputs.
+    pub m: usize,
+    /// The plan of the auto mode ([`Mode::Auto`], threads off): which mode it chose and why.
+    pub auto: Plan,
+    /// Forward mode, forced.
+    pub forward: ModeCost,
+    /// Reverse mode, forced.
+    pub reverse: ModeCost,
+    /// The median time of one plain `f64` evaluation of f.
+    pub eval_time: Duration,
+    /// Timed runs per mode (the median is reported).
+    pub runs: usize,
+    /// The largest absolute difference between the two modes' matrices.
+    pub max_difference: f64,
+}
+
+impl CostReport {
+    /// The mode that measured faster.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0].sin()]
+    ///     }
+    /// }
+    /// let r = jacobian::cost_report(&F, &[1.0])?;
+    /// assert!(matches!(r.faster(), jacobian::Mode::Forward | jacobian::Mode::Reverse));
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn faster(&self) -> Mode {
+        if self.forward.time <= self.reverse.time {
+            Mode::Forward
+        } else {
+            Mode::Reverse
+        }
+    }
+}
+
+/// Runs forward and reverse mode on the Jacobian of `f` at `x` (threads off, so the timing is
+/// fair), 5 timed runs each, and reports the cost of each and the auto mode's plan.
+///
+/// Errors as [`jacobian`](crate::jacobian) does (bad input size, an output length that changes).
+///
+/// ```
+/// use jacobian::{Function, Mode, Op};
+/// /// A curve: 2 parameters, 50 points.
+/// struct Curve;
+/// impl Function for Curve {
+///     fn eval<T: Op>(&self, p: &[T]) -> Vec<T> {
+///         (0..50).map(|k| p[0] * (p[1] * T::constant(k as f64 / 10.0)).sin()).collect()
+///     }
+/// }
+/// let r = jacobian::cost_report(&Curve, &[1.0, 2.0])?;
+/// assert_eq!((r.n, r.m), (2, 50));
+/// assert_eq!(r.auto.mode, Mode::Forward);
+/// assert_eq!(r.forward.sweeps, 1); // both columns in one sweep of 2 tangents
+/// assert!(r.reverse.nodes > 0);
+/// assert!(r.max_difference < 1e-12);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn cost_report<F: Function + Sync>(f: &F, x: &[f64]) -> Result<CostReport, Error> {
+    cost_report_with_runs(f, x, 5)
+}
+
+/// [`cost_report`] with `runs` timed runs per mode (at least 1).
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[1]]
+///     }
+/// }
+/// let r = jacobian::cost_report_with_runs(&F, &[1.0, 2.0], 1)?;
+/// assert_eq!(r.runs, 1);
+/// assert!(jacobian::cost_report_with_runs(&F, &[], 1).is_err());
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn cost_report_with_runs<F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    runs: usize,
+) -> Result<CostReport, Error> {
+    let runs = runs.max(1);
+    let serial = |mode| Options {
+        mode,
+        threads: false,
+    };
+    let auto = jacobian_with_options(f, x, serial(Mode::Auto))?.plan;
+    let cost = |mode: Mode| -> Result<(ModeCost, nalgebra::DMatrix<f64>), Error> {
+        let j = jacobian_with_options(f, x, serial(mode))?;
+        let time = median_time(runs, || jacobian_with_options(f, x, serial(mode)).map(drop))?;
+        let estimate = match mode {
+            Mode::Forward => j.plan.estimate.forward,
+            _ => j.plan.estimate.reverse,
+        };
+        let cost = ModeCost {
+            mode,
+            sweeps: j.plan.sweeps,
+            lanes: j.plan.lanes,
+            nodes: j.plan.nodes,
+            tape_bytes: j.plan.nodes * reverse::NODE_BYTES,
+            estimate,
+            time,
+            plan: j.plan,
+        };
+        Ok((cost, j.matrix))
+    };
+    let (forward, jf) = cost(Mode::Forward)?;
+    let (reverse, jr) = cost(Mode::Reverse)?;
+    let eval_time = median_time(runs, || {
+        core::hint::black_box(f.eval(core::hint::black_box(x)));
+        Ok(())
+    })?;
+    Ok(CostReport {
+        n: x.len(),
+        m: jf.nrows(),
+        auto,
+        forward,
+        reverse,
+        eval_time,
+        runs,
+        max_difference: (&jf - &jr).amax(),
+    })
+}
+
+/// The median over `runs` samples of the time of one call of `run`. A sample repeats a fast
+/// call until it lasts about half a millisecond, so the clock's resolution does not dominate.
+fn median_time(runs: usize, mut run: impl FnMut() -> Result<(), Error>) -> Result<Duration, Error> {
+    let start = Instant::now();
+    run()?;
+    let once = start.elapsed().max(Duration::from_nanos(10));
+    let repeat = (Duration::from_micros(500).as_nanos() / once.as_nanos()).clamp(1, 100_000) as u32;
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        for _ in 0..repeat {
+            run()?;
+        }
+        samples.push(start.elapsed() / repeat);
+    }
+    samples.sort();
+    Ok(samples[samples.len() / 2])
+}
+
+impl fmt::Display for CostReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "cost of the {}×{} Jacobian of f: R^{} → R^{} (median of {} run{}, one thread)",
+            self.m,
+            self.n,
+            self.n,
+            self.m,
+            self.runs,
+            if self.runs == 1 { "" } else { "s" }
+        )?;
+        writeln!(
+            f,
+            "  {:<8} {:>6} {:>6} {:>9} {:>11} {:>11} {:>8} {:>8}",
+            "mode", "sweeps", "lanes", "nodes", "tape bytes", "time", "× f(x)", "model"
+        )?;
+        for c in [&self.forward, &self.reverse] {
+            let name = if c.mode == Mode::Forward {
+                "forward"
+            } else {
+                "reverse"
+            };
+            writeln!(
+                f,
+                "  {:<8} {:>6} {:>6} {:>9} {:>11} {:>11} {:>8.1} {:>8.1}",
+                name,
+                c.sweeps,
+                c.lanes,
+                c.nodes,
+                c.tape_bytes,
+                format!("{:.1?}", c.time),
+                c.evaluations(self.eval_time),
+                c.estimate
+            )?;
+        }
+        writeln!(
+            f,
+            "  × f(x): time in plain evaluations of f ({:.1?} each); model: the plan's estimate",
+            self.eval_time
+        )?;
+        writeln!(f, "auto plan: {}", self.auto)?;
+        let (fast, slow) = match self.faster() {
+            Mode::Forward => (
+                "forward",
+                self.reverse.time.as_secs_f64() / self.forward.time.as_secs_f64().max(1e-12),
+            ),
+            _ => (
+                "reverse",
+                self.forward.time.as_secs_f64() / self.reverse.time.as_secs_f64().max(1e-12),
+            ),
+        };
+        write!(
+            f,
+            "measured: {fast} mode is {slow:.1}× faster; the two matrices differ by at most {:.1e}",
+            self.max_difference
+        )
+    }
+}

@@ -16,16 +16,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One entry of the Wengert list: 40 bytes.
 ///
-/// Unary operations and inputs leave the unused partials at 0; a zero partial is never
-/// propagated, so the unused parent index (0) is never touched.
+/// Unary operations and inputs leave the unused partials at 0 and the unused parents at
+/// [`NO_PARENT`]; a zero partial is never propagated, so that index is never touched.
 #[derive(Clone, Copy, Debug)]
-#[allow(dead_code)] // value and op are read by traces and graph exports
 pub(crate) struct Node {
     pub value: f64,
     pub partial: [f64; 2],
     pub parent: [u32; 2],
     pub op: OpCode,
 }
+
+/// The parent slot of a node that has no parent there (inputs; the second slot of unary
+/// operations and of operations with a constant operand). Its partial is 0, so sweeps never
+/// follow it.
+pub(crate) const NO_PARENT: u32 = u32::MAX;
 
 /// Bytes per tape node (the `Node` record), for cost reports.
 ///
@@ -318,7 +322,7 @@ impl Tape {
         let node = Node {
             value: x,
             partial: [0.0; 2],
-            parent: [0; 2],
+            parent: [NO_PARENT; 2],
             op: OpCode::Input,
         };
         Var::on_tape(x, self.id, push(self.id, node))

@@ -1,4 +1,4 @@
-use crate::tape::{Node, active_id, misuse, push};
+use crate::tape::{NO_PARENT, Node, active_id, misuse, push};
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, OpCode, Unary, rules};
@@ -114,9 +114,13 @@ impl Var {
         let mut live = args.iter().filter(|(v, _)| !v.is_constant());
         match (live.next(), live.next(), live.next()) {
             (None, _, _) => Var::constant(value),
-            (Some(&(u, du)), None, _) => {
-                Self::record(u.tape, value, OpCode::MulAdd, [u.index, 0], [du, 0.0])
-            }
+            (Some(&(u, du)), None, _) => Self::record(
+                u.tape,
+                value,
+                OpCode::MulAdd,
+                [u.index, NO_PARENT],
+                [du, 0.0],
+            ),
             (Some(&(u, du)), Some(&(w, dw)), None) => {
                 same_tape(u, w);
                 Self::record(u.tape, value, OpCode::MulAdd, [u.index, w.index], [du, dw])
@@ -173,9 +177,16 @@ impl Op for Var {
         }
         let custom = matches!(R::CODE, OpCode::Custom);
         if custom {
-            Self::record_named::<true>(self.tape, v, R::CODE, R::NAME, [self.index, 0], [d, 0.0])
+            Self::record_named::<true>(
+                self.tape,
+                v,
+                R::CODE,
+                R::NAME,
+                [self.index, NO_PARENT],
+                [d, 0.0],
+            )
         } else {
-            Self::record(self.tape, v, R::CODE, [self.index, 0], [d, 0.0])
+            Self::record(self.tape, v, R::CODE, [self.index, NO_PARENT], [d, 0.0])
         }
     }
     #[inline(always)]
@@ -184,13 +195,13 @@ impl Op for Var {
         // A constant argument is not recorded: its partial (possibly ∞ or NaN) is dropped.
         let (tape, parent, partial) = match (self.is_constant(), other.is_constant()) {
             (true, true) => return Var::constant(v),
-            (false, true) => (self.tape, [self.index, 0], [da, 0.0]),
-            (true, false) => (other.tape, [other.index, 0], [db, 0.0]),
+            (false, true) => (self.tape, [self.index, NO_PARENT], [da, 0.0]),
+            (true, false) => (other.tape, [other.index, NO_PARENT], [db, 0.0]),
             (false, false) => {
                 same_tape(self, other);
                 if self.index == other.index {
                     // x·x, x + x: one parent, one partial (half the adjoint updates).
-                    (self.tape, [self.index, 0], [da + db, 0.0])
+                    (self.tape, [self.index, self.index], [da + db, 0.0])
                 } else {
                     (self.tape, [self.index, other.index], [da, db])
                 }
