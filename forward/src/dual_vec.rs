@@ -1,4 +1,4 @@
-use crate::scale;
+use crate::scale_lanes;
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
@@ -85,17 +85,17 @@ impl<T: Op, const N: usize> Op for DualVec<T, N> {
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
         let mut tangent = self.tangent;
-        for t in &mut tangent {
-            *t = scale(d, *t);
-        }
+        scale_lanes(d, &mut tangent);
         DualVec { primal: v, tangent }
     }
     #[inline(always)]
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
         let (v, da, db) = rule.eval(self.primal, other.primal);
-        let mut tangent = self.tangent;
-        for (t, u) in tangent.iter_mut().zip(other.tangent) {
-            *t = scale(da, *t) + scale(db, u);
+        let (mut tangent, mut b) = (self.tangent, other.tangent);
+        scale_lanes(da, &mut tangent);
+        scale_lanes(db, &mut b);
+        for (t, b) in tangent.iter_mut().zip(b) {
+            *t += b;
         }
         DualVec { primal: v, tangent }
     }
@@ -106,9 +106,12 @@ impl<T: Op, const N: usize> DualVec<T, N> {
     #[inline(always)]
     fn fused_mul_add(self, a: Self, b: Self) -> Self {
         let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
-        let mut tangent = self.tangent;
-        for ((t, ta), tb) in tangent.iter_mut().zip(a.tangent).zip(b.tangent) {
-            *t = scale(da, *t) + scale(db, ta) + scale(dc, tb);
+        let (mut tangent, mut ta, mut tb) = (self.tangent, a.tangent, b.tangent);
+        scale_lanes(da, &mut tangent);
+        scale_lanes(db, &mut ta);
+        scale_lanes(dc, &mut tb);
+        for ((t, ta), tb) in tangent.iter_mut().zip(ta).zip(tb) {
+            *t = *t + ta + tb; // the association of `Dual`, so lanes match it bit for bit
         }
         DualVec { primal: v, tangent }
     }

@@ -44,14 +44,32 @@ pub use shared_ops::{Error, Op};
 /// [`shared_ops::rules`]: a zero factor (a constant's tangent, an input not being seeded, a zero
 /// partial) makes the contribution exactly zero, even when the other factor is infinite or NaN
 /// (√ at 0, `atan2` at the origin). Reverse mode applies the same convention to adjoints.
+///
+/// A finite, non-zero partial needs no check: `∂ · 0 = 0` already (up to the sign of zero).
 #[inline(always)]
 pub(crate) fn scale<T: Op>(partial: T, tangent: T) -> T {
-    // Product first, then a select: for f64 lanes this compiles to compares and a blend, not
-    // branches.
-    let product = partial * tangent;
-    if partial.is_zero() | tangent.is_zero() {
+    if partial.is_finite() && !partial.is_zero() {
+        partial * tangent
+    } else if partial.is_zero() || tangent.is_zero() {
         T::zero()
     } else {
-        product
+        partial * tangent
+    }
+}
+
+/// `t[i] ← ∂ · t[i]` for every lane, with the convention of [`scale`]. The partial is tested
+/// once per operation, so the common case is a plain, vectorised multiply.
+#[inline(always)]
+pub(crate) fn scale_lanes<T: Op, const N: usize>(partial: T, tangent: &mut [T; N]) {
+    if partial.is_finite() && !partial.is_zero() {
+        for t in tangent.iter_mut() {
+            *t = partial * *t;
+        }
+    } else if partial.is_zero() {
+        *tangent = [T::zero(); N];
+    } else {
+        for t in tangent.iter_mut() {
+            *t = if t.is_zero() { T::zero() } else { partial * *t };
+        }
     }
 }

@@ -106,10 +106,13 @@ fn forward_chunked<const N: usize, F: Function + Sync>(
     let lifted: Vec<DualVec<f64, N>> = x.iter().map(|&v| DualVec::from(v)).collect();
     let sweeps = n.div_ceil(N);
 
-    // The first sweep, alone: it fixes m and the value, and times one sweep.
-    let start = Instant::now();
-    let first = forward_sweep(f, &mut lifted.clone(), 0);
-    let took = start.elapsed();
+    // The first sweep, alone: it fixes m and the value, and times one sweep (only when the
+    // remaining sweeps could go to other threads: reading the clock costs tens of ns).
+    let may_thread = threads && sweeps > 2 && rayon::current_num_threads() > 1;
+    let mut xs = lifted;
+    let start = may_thread.then(Instant::now);
+    let first = forward_sweep(f, &mut xs, 0);
+    let took = start.map(|s| s.elapsed()).unwrap_or_default();
     let m0 = first.len();
     if let Some(expected) = m
         && m0 != expected
@@ -140,17 +143,16 @@ fn forward_chunked<const N: usize, F: Function + Sync>(
             ))
         }
     };
-    let threaded = worth_threads(took, sweeps - 1, threads);
+    let threaded = may_thread && worth_threads(took, sweeps - 1, threads);
     if threaded {
         let done: Vec<_> = (1..sweeps)
             .into_par_iter()
-            .map_init(|| lifted.clone(), run)
+            .map_init(|| xs.clone(), run)
             .collect::<Result<_, _>>()?;
         for (s, ys) in done {
             fill(s, &ys);
         }
     } else {
-        let mut xs = lifted;
         for s in 1..sweeps {
             let (s, ys) = run(&mut xs, s)?;
             fill(s, &ys);
@@ -243,10 +245,12 @@ fn reverse_blocks<const Q: usize>(
         }
     };
     let mut adj = AdjointsVec::default();
+    let may_thread = threads && blocks > 2 && rayon::current_num_threads() > 1;
     let threaded = if blocks > 0 {
-        let start = Instant::now();
+        let start = may_thread.then(Instant::now);
         fill(0, &reverse_sweep(rec, xs, ys, 0, &mut adj));
-        worth_threads(start.elapsed(), blocks - 1, threads)
+        let took = start.map(|s| s.elapsed()).unwrap_or_default();
+        may_thread && worth_threads(took, blocks - 1, threads)
     } else {
         false
     };

@@ -336,7 +336,27 @@ impl Tape {
     /// assert_eq!(v[1].value(), 2.0);
     /// ```
     pub fn vars(&self, xs: &[f64]) -> Vec<Var> {
-        xs.iter().map(|&x| self.var(x)).collect()
+        if active_id() != self.id {
+            misuse(self.id); // inputs go on the recording tape only, as in `var`
+        }
+        // One borrow of the tape for all inputs, not one per input.
+        let first = with_tape_mut(self.id, |t| {
+            let first = t.nodes.len();
+            if first + xs.len() > NO_PARENT as usize {
+                panic!("reverse::Tape cannot index {} more nodes (u32)", xs.len());
+            }
+            t.nodes.extend(xs.iter().map(|&x| Node {
+                value: x,
+                partial: [0.0; 2],
+                parent: [NO_PARENT; 2],
+                op: OpCode::Input,
+            }));
+            first as u32
+        });
+        xs.iter()
+            .zip(first..)
+            .map(|(&x, i)| Var::on_tape(x, self.id, i))
+            .collect()
     }
 
     /// A named variable; the name appears in traces and graph exports.
