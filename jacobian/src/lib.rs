@@ -272,3 +272,8 @@ pub fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f6
     f.check_input(x.len())?;
     sweeps::vjp(f, x, Some(w))
 }
+
+/// The README's code blocks, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -25,7 +25,8 @@ pub enum Mode {
 
 /// The cost model's constants, in units of one plain evaluation of `f`. They were fitted to the
 /// crossovers that `cargo run --release --example mode_asymmetry` measures on the dense tanh
-/// layer (m = 8 … 256); functions dominated by transcendental calls make the tape relatively
+/// layer (m = 8 … 256, where they predict the crossover within 20%; for m = 1 the model
+/// favours forward mode up to n ≈ 31, the measurement up to n ≈ 13); functions dominated by transcendental calls make the tape relatively
 /// cheaper, long chains of cheap arithmetic make it dearer.
 ///
 /// * a forward sweep with N tangents costs `FWD_BASE + FWD_LANE · N`: the primal is recomputed
@@ -35,15 +36,15 @@ pub enum Mode {
 ///   nodes, no transcendental functions (the partials are stored).
 pub mod cost {
     /// Fixed part of a forward sweep (the primal).
-    pub const FWD_BASE: f64 = 1.5;
+    pub const FWD_BASE: f64 = 1.2;
     /// Added per tangent of a forward sweep.
-    pub const FWD_LANE: f64 = 0.5;
+    pub const FWD_LANE: f64 = 0.15;
     /// The recording of the reverse mode.
-    pub const REC: f64 = 12.0;
+    pub const REC: f64 = 8.0;
     /// Fixed part of a reverse sweep (reading the nodes).
     pub const SWEEP_BASE: f64 = 1.0;
     /// Added per adjoint of a reverse sweep.
-    pub const SWEEP_LANE: f64 = 0.5;
+    pub const SWEEP_LANE: f64 = 0.35;
 }
 
 /// The estimated cost of each mode for an m×n Jacobian, in plain evaluations of `f`.
