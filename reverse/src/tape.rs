@@ -101,7 +101,7 @@ pub(crate) fn serial(id: u64) -> u64 {
 
 /// The id of the recording tape (0 if none).
 pub(crate) fn active_id() -> u64 {
-    ACTIVE.with(|a| a.try_borrow().map(|a| a.id).unwrap_or(0))
+    ACTIVE.with(|a| a.try_borrow_mut().map(|a| a.id).unwrap_or(0))
 }
 
 fn is_suspended(id: u64) -> bool {
@@ -169,21 +169,44 @@ pub(crate) fn misuse_foreign(var_tape: u64, tape: u64) -> ! {
 #[inline(always)]
 pub(crate) fn push(tape: u64, node: Node) -> u32 {
     let index = ACTIVE.with(|a| {
-        let mut a = a.borrow_mut();
+        // A `RefCell::borrow_mut` here would store and restore the borrow flag around every
+        // node: a read-modify-write chain through memory that halves the recording speed of
+        // cheap arithmetic (Rosenbrock n = 1000: 37 µs → 18 µs without it, measured with a
+        // release build recording the function alone). Instead:
+        //
+        // SAFETY: every other access to ACTIVE takes `borrow_mut` (never `borrow`), so a live
+        // reference into it always shows as a mutable borrow, which `try_borrow_unguarded`
+        // detects: then we refuse (a recording from inside such an access, which the crate
+        // never does). Otherwise nothing else refers to the data, and the `&mut` below lives
+        // only for this closure, which calls no user code and cannot re-enter.
+        #[allow(unsafe_code)]
+        let a = unsafe {
+            if a.try_borrow_unguarded().is_err() {
+                return Err(());
+            }
+            &mut *a.as_ptr()
+        };
         if a.id != tape {
-            return None;
+            return Ok(None);
         }
         let i = a.nodes.len();
         if i == a.nodes.capacity() {
             grow(&mut a.nodes);
         }
         a.nodes.push(node);
-        Some(i as u32)
+        Ok(Some(i as u32))
     });
     match index {
-        Some(i) => i,
-        None => misuse(tape),
+        Ok(Some(i)) => i,
+        Ok(None) => misuse(tape),
+        Err(()) => reentrant(),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn reentrant() -> ! {
+    panic!("reverse::Tape recorded a node while its data was borrowed (a bug in reverse)")
 }
 
 /// The slow path of `push`: double the buffer, and refuse to pass the `u32` index range.
@@ -204,7 +227,8 @@ fn grow(nodes: &mut Vec<Node>) {
 pub(crate) fn with_tape<R>(id: u64, f: impl FnOnce(&TapeData) -> R) -> R {
     let mut f = Some(f);
     let done = ACTIVE.with(|a| {
-        let a = a.borrow();
+        // Exclusive even for reading: `push` relies on ACTIVE never being shared-borrowed.
+        let a = a.borrow_mut();
         (a.id == id).then(|| (f.take().expect("called once"))(&a))
     });
     if let Some(r) = done {
@@ -492,4 +516,27 @@ pub(crate) fn recycle(mut nodes: Vec<Node>) {
             s.push(nodes);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The invariant of `push`'s unsafe block: a recording while the tape's data is borrowed is
+    /// refused with a panic, never an aliased `&mut`.
+    #[test]
+    fn recording_inside_a_borrow_of_the_tape_is_refused() {
+        let tape = Tape::new();
+        let x = tape.var(2.0);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_tape(tape.id(), |_| x * x);
+        }));
+        let msg = caught.expect_err("must panic");
+        let msg = msg.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(msg.contains("while its data was borrowed"), "{msg}");
+        // The tape is intact and still records.
+        let y = x * x;
+        assert_eq!(tape.gradient(y).wrt(x), 4.0);
+        assert_eq!(tape.len(), 2);
+    }
 }
