@@ -45,16 +45,13 @@ pub use shared_ops::{Error, Op};
 /// partial) makes the contribution exactly zero, even when the other factor is infinite or NaN
 /// (√ at 0, `atan2` at the origin). Reverse mode applies the same convention to adjoints.
 ///
-/// A finite, non-zero partial needs no check: `∂ · 0 = 0` already (up to the sign of zero).
+/// Branch-free: the product, then a select. The result has the same bits as
+/// [`scale_lanes`] gives for a lane (a finite partial keeps the sign of a zero product).
 #[inline(always)]
 pub(crate) fn scale<T: Op>(partial: T, tangent: T) -> T {
-    if partial.is_finite() && !partial.is_zero() {
-        partial * tangent
-    } else if partial.is_zero() || tangent.is_zero() {
-        T::zero()
-    } else {
-        partial * tangent
-    }
+    let product = partial * tangent;
+    let zero = partial.is_zero() | (tangent.is_zero() & !partial.is_finite());
+    if zero { T::zero() } else { product }
 }
 
 /// `t[i] ← ∂ · t[i]` for every lane, with the convention of [`scale`]. The partial is tested
