@@ -19,8 +19,8 @@ pub(crate) struct Swept {
 }
 
 /// Work below this (estimated from the first sweep) stays on one thread: handing sweeps to
-/// rayon costs tens of microseconds.
-const PARALLEL_ABOVE: Duration = Duration::from_micros(200);
+/// rayon costs tens of microseconds, and a noisy first sweep must not tip a small job over.
+const PARALLEL_ABOVE: Duration = Duration::from_micros(500);
 
 fn worth_threads(first: Duration, remaining: usize, threads: bool) -> bool {
     threads

@@ -90,7 +90,7 @@ fn auto_follows_the_estimate() {
 
 #[test]
 fn threaded_sweeps_give_identical_matrices() {
-    // Large enough that the first sweep predicts > 200 µs of remaining work.
+    // Large enough that the first sweep predicts > 500 µs of remaining work.
     let f = Mix { n: 400, m: 400 };
     let x: Vec<f64> = (0..400).map(|i| (i as f64 * 0.37).sin()).collect();
     for mode in [Mode::Forward, Mode::Reverse] {

@@ -275,66 +275,80 @@ fn seed_end(id: u64, seeds: impl Iterator<Item = Var>) -> usize {
 /// The adjoint sweep. A zero adjoint or a zero partial contributes nothing (the structural-zero
 /// convention of `shared_ops::rules`), so `0 · ∞` never turns into NaN.
 ///
-/// The adjoint of node `i − 1` is carried in a register: most nodes feed the very next one, and
-/// storing that contribution only to load it back one step later would put a store-to-load
-/// round trip on the critical path of every step. The additions happen in the same order as in
-/// the plain loop, so the results are the same bits.
+/// The adjoint of node `i − 1` is carried in a register when node `i` feeds it (most nodes feed
+/// the very next one): storing that contribution only to load it back one step later would put
+/// a store-to-load round trip on the critical path. The additions happen in the same order as
+/// in the plain loop, so the results are the same bits.
 fn sweep_scalar(nodes: &[Node], adj: &mut [f64]) {
-    let Some(mut a) = adj.last().copied() else {
-        return;
-    };
+    let mut carried: Option<f64> = None;
     for i in (0..nodes.len()).rev() {
-        // Contributions from nodes after i to node i − 1 are already stored.
-        let mut next = if i > 0 { adj[i - 1] } else { 0.0 };
-        if a != 0.0 {
-            let n = &nodes[i];
-            for k in 0..2 {
-                let w = n.partial[k];
-                if w != 0.0 {
-                    let p = n.parent[k] as usize;
-                    if p + 1 == i {
-                        next += w * a;
-                    } else {
-                        adj[p] += w * a;
-                    }
+        let a = match carried.take() {
+            Some(c) => {
+                adj[i] = c;
+                c
+            }
+            None => adj[i],
+        };
+        if a == 0.0 {
+            continue;
+        }
+        let n = &nodes[i];
+        for k in 0..2 {
+            let w = n.partial[k];
+            if w != 0.0 {
+                let p = n.parent[k] as usize;
+                if p + 1 == i {
+                    carried = Some(carried.unwrap_or(adj[p]) + w * a);
+                } else {
+                    adj[p] += w * a;
                 }
             }
         }
-        adj[i] = a;
-        a = next;
     }
 }
 
 /// The sweep with `Q` lanes; each lane gives exactly what [`sweep_scalar`] gives for it (the
 /// same carried adjoint of node `i − 1`, the same order of additions).
 fn sweep_lanes<const Q: usize>(nodes: &[Node], adj: &mut [[f64; Q]]) {
-    let Some(mut a) = adj.last().copied() else {
-        return;
-    };
+    let mut carried: Option<[f64; Q]> = None;
     for i in (0..nodes.len()).rev() {
-        let mut next = if i > 0 { adj[i - 1] } else { [0.0; Q] };
-        if a != [0.0; Q] {
-            let n = &nodes[i];
-            for k in 0..2 {
-                let w = n.partial[k];
-                if w == 0.0 {
-                    continue;
+        let a = match carried.take() {
+            Some(c) => {
+                adj[i] = c;
+                c
+            }
+            None => adj[i],
+        };
+        if a == [0.0; Q] {
+            continue;
+        }
+        let n = &nodes[i];
+        for k in 0..2 {
+            let w = n.partial[k];
+            if w == 0.0 {
+                continue;
+            }
+            let p = n.parent[k] as usize;
+            let mut t = if p + 1 == i {
+                carried.unwrap_or(adj[p])
+            } else {
+                adj[p]
+            };
+            if w.is_finite() {
+                // w · 0 = 0 here, so the plain loop keeps the zero convention and vectorises.
+                for (t, &a) in t.iter_mut().zip(&a) {
+                    *t += w * a;
                 }
-                let p = n.parent[k] as usize;
-                let target = if p + 1 == i { &mut next } else { &mut adj[p] };
-                if w.is_finite() {
-                    // w · 0 = 0 here, so the plain loop keeps the zero convention and vectorises.
-                    for (t, &a) in target.iter_mut().zip(&a) {
-                        *t += w * a;
-                    }
-                } else {
-                    for (t, &a) in target.iter_mut().zip(&a) {
-                        *t += if a == 0.0 { 0.0 } else { w * a };
-                    }
+            } else {
+                for (t, &a) in t.iter_mut().zip(&a) {
+                    *t += if a == 0.0 { 0.0 } else { w * a };
                 }
             }
+            if p + 1 == i {
+                carried = Some(t);
+            } else {
+                adj[p] = t;
+            }
         }
-        adj[i] = a;
-        a = next;
     }
 }
