@@ -7,7 +7,7 @@
 //! Run: `cargo run --release --example jacobians`
 
 use jacobian::{Function, Mode, Op, jacobian, jacobian_with};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Wide: f: R¹⁰⁰⁰ → R², a loss and a penalty.
 struct Wide;
@@ -32,16 +32,27 @@ impl Function for Tall {
     }
 }
 
+/// The median time of 11 runs (the first run also warms caches and the tape's buffer).
+fn median_time<R>(mut run: impl FnMut() -> R) -> Duration {
+    let mut times: Vec<Duration> = (0..11)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(run());
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[5]
+}
+
 fn show<F: Function + Sync>(name: &str, f: &F, x: &[f64]) -> Result<(), jacobian::Error> {
-    let start = Instant::now();
     let j = jacobian(f, x)?;
-    let auto = start.elapsed();
+    let auto = median_time(|| jacobian(f, x));
     println!("{name}: f: R^{} → R^{}", j.plan.n, j.plan.m);
     println!("  plan: {}", j.plan);
     for mode in [Mode::Forward, Mode::Reverse] {
-        let start = Instant::now();
         let forced = jacobian_with(f, x, mode)?;
-        let took = start.elapsed();
+        let took = median_time(|| jacobian_with(f, x, mode));
         let same = (&forced.matrix - &j.matrix).amax();
         println!(
             "  {:<7} {:>4} sweeps  {:>9.1?}  (max difference from the plan's matrix: {same:.1e})",
@@ -58,7 +69,7 @@ fn show<F: Function + Sync>(name: &str, f: &F, x: &[f64]) -> Result<(), jacobian
         .map(|v| format!("{v:.4}"))
         .collect();
     println!(
-        "  the plan's mode took {auto:.1?}; last row begins [{}]\n",
+        "  the plan's mode (median of 11 runs) took {auto:.1?}; last row begins [{}]\n",
         row.join(", ")
     );
     Ok(())
