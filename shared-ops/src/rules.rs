@@ -47,6 +47,8 @@
 //! | [`mul_add`] | a·b + c | b | a | ∂/∂c = 1 |
 //! | [`Floor`], [`Ceil`], [`Round`], [`Trunc`], [`Signum`] | | 0 | | almost everywhere (at the jumps too) |
 //! | [`Fract`] | a − trunc a | 1 | | almost everywhere |
+//! | [`Sigmoid`] | 1/(1 + e⁻ᵃ) | y(1 − y) | | |
+//! | [`Relu`] | max(a, 0) | 1 if a > 0 | | a = 0: 0 |
 //!
 //! # Structural zeros
 //!
@@ -142,6 +144,7 @@ op_codes! {
     Tanh => "tanh", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh", Hypot => "hypot",
     Abs => "abs", Max => "max", Min => "min", MulAdd => "mul_add", Floor => "floor",
     Ceil => "ceil", Round => "round", Trunc => "trunc", Signum => "signum", Fract => "fract",
+    Sigmoid => "sigmoid", Relu => "relu",
 }
 
 macro_rules! unary {
@@ -259,6 +262,23 @@ unary! {
     Signum Signum |x| (x.signum(), T::zero());
     /// a − trunc(a), derivative 1 almost everywhere.
     Fract Fract |x| (x.fract(), T::one());
+    /// The logistic function 1/(1 + e⁻ᵃ), evaluated without overflow on either side; the
+    /// derivative is y(1 − y). Not a `Float` method: the tensor module uses it, and scalar code
+    /// can call `x.apply1(Sigmoid)`.
+    Sigmoid Sigmoid |x| {
+        let y = if x >= T::zero() {
+            (T::one() + (-x).exp()).recip()
+        } else {
+            let e = x.exp();
+            e / (T::one() + e)
+        };
+        (y, y * (T::one() - y))
+    };
+    /// max(a, 0); the derivative at 0 is 0 (a NaN input gives 0, as `f64::max` ignores it).
+    Relu Relu |x| {
+        let d = if x > T::zero() { T::one() } else { T::zero() };
+        (x.max(T::zero()), d)
+    };
 }
 
 binary! {

@@ -98,6 +98,18 @@ fn unary_rules_match_finite_differences() {
     check_unary(Trunc, f64::trunc, smooth);
     check_unary(Signum, f64::signum, smooth);
     check_unary(Fract, f64::fract, smooth);
+    check_unary(
+        Sigmoid,
+        |x| {
+            if x >= 0.0 {
+                1.0 / (1.0 + (-x).exp())
+            } else {
+                x.exp() / (1.0 + x.exp())
+            }
+        },
+        ALL,
+    );
+    check_unary(Relu, |x| x.max(0.0), smooth);
 }
 
 #[test]
@@ -165,6 +177,10 @@ fn kink_conventions() {
     assert_eq!(Floor.eval(2.0_f64), (2.0, 0.0));
     assert_eq!(Round.eval(0.5_f64), (1.0, 0.0));
     assert_eq!(Fract.eval(3.0_f64), (0.0, 1.0));
+    // relu at 0 takes 0; the sigmoid does not overflow far out on either side.
+    assert_eq!(Relu.eval(0.0_f64), (0.0, 0.0));
+    assert_eq!(Sigmoid.eval(-800.0_f64), (0.0, 0.0));
+    assert_eq!(Sigmoid.eval(800.0_f64), (1.0, 0.0));
     assert_eq!(Rem.eval(7.0_f64, 2.0), (1.0, 1.0, -3.0));
 }
 

@@ -21,7 +21,9 @@
 
 use ndarray::{ArrayD, IxDyn, Zip};
 
-use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape, reduce_to_shape_owned};
+use shared_ops::{Binary, rules};
+
+use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
 use crate::tensor::{Tensor, TensorError};
 
 /// `f(x, y)` elementwise over `x` and `y` broadcast to `shape`.
@@ -61,27 +63,32 @@ fn broadcast_view<'a>(x: &'a ArrayD<f64>, shape: &[usize]) -> ndarray::ArrayView
 
 /// Gradients of both inputs from `(a, b, grad_out, needs_grad)`, each
 /// already summed back to its input's shape.
-type BinaryBackward =
-    fn(&ArrayD<f64>, &ArrayD<f64>, &ArrayD<f64>, [bool; 2]) -> [Option<ArrayD<f64>>; 2];
-
 impl Tensor {
     /// Shared forward of the four ops: check shapes, compute, record.
-    fn binary(
+    /// Applies `rule` elementwise with broadcasting; the backward multiplies the output gradient
+    /// by the rule's partials and sums it back to each input's shape.
+    fn binary<R: Binary + 'static>(
         &self,
         other: &Tensor,
         op: &'static str,
-        f: fn(f64, f64) -> f64,
-        backward: BinaryBackward,
+        rule: R,
     ) -> Result<Tensor, TensorError> {
         let out = {
             let (a, b) = (self.data(), other.data());
             let shape = broadcast_shapes(op, a.shape(), b.shape())?;
-            zip2(&a, &b, &shape, f)
+            zip2(&a, &b, &shape, |x, y| rule.eval(x, y).0)
         };
         Ok(Tensor::from_op(out, op, &[self, other], move |args| {
-            let [a, b] = [args.inputs[0], args.inputs[1]];
-            let needs = [args.needs_grad[0], args.needs_grad[1]];
-            backward(a, b, args.grad, needs).into()
+            let ([a, b], g) = ([args.inputs[0], args.inputs[1]], args.grad);
+            let d_a = args.needs_grad[0].then(|| {
+                let d = zip3(g, a, b, g.shape(), |g, a, b| g * rule.eval(a, b).1);
+                reduce_to_shape_owned(d, a.shape())
+            });
+            let d_b = args.needs_grad[1].then(|| {
+                let d = zip3(g, a, b, g.shape(), |g, a, b| g * rule.eval(a, b).2);
+                reduce_to_shape_owned(d, b.shape())
+            });
+            vec![d_a, d_b]
         }))
     }
 
@@ -98,17 +105,7 @@ impl Tensor {
     /// assert!(a.try_add(&Tensor::zeros(&[2])).is_err());
     /// ```
     pub fn try_add(&self, other: &Tensor) -> Result<Tensor, TensorError> {
-        self.binary(
-            other,
-            "add",
-            |x, y| x + y,
-            |a, b, g, needs| {
-                [
-                    needs[0].then(|| reduce_to_shape(g.view(), a.shape())),
-                    needs[1].then(|| reduce_to_shape(g.view(), b.shape())),
-                ]
-            },
-        )
+        self.binary(other, "add", rules::Add)
     }
 
     /// Elementwise `self - other` with broadcasting.
@@ -122,17 +119,7 @@ impl Tensor {
     /// assert_eq!(*c.data(), array![4.0, 6.0].into_dyn());
     /// ```
     pub fn try_sub(&self, other: &Tensor) -> Result<Tensor, TensorError> {
-        self.binary(
-            other,
-            "sub",
-            |x, y| x - y,
-            |a, b, g, needs| {
-                [
-                    needs[0].then(|| reduce_to_shape(g.view(), a.shape())),
-                    needs[1].then(|| reduce_to_shape_owned(g.mapv(|v| -v), b.shape())),
-                ]
-            },
-        )
+        self.binary(other, "sub", rules::Sub)
     }
 
     /// Elementwise `self * other` with broadcasting.
@@ -149,21 +136,7 @@ impl Tensor {
     /// assert_eq!(b.grad().unwrap(), array![1.0, 2.0].into_dyn()); // = a
     /// ```
     pub fn try_mul(&self, other: &Tensor) -> Result<Tensor, TensorError> {
-        self.binary(
-            other,
-            "mul",
-            |x, y| x * y,
-            |a, b, g, needs| {
-                [
-                    needs[0].then(|| {
-                        reduce_to_shape_owned(zip2(g, b, g.shape(), |g, b| g * b), a.shape())
-                    }),
-                    needs[1].then(|| {
-                        reduce_to_shape_owned(zip2(g, a, g.shape(), |g, a| g * a), b.shape())
-                    }),
-                ]
-            },
-        )
+        self.binary(other, "mul", rules::Mul)
     }
 
     /// Elementwise `self / other` with broadcasting (IEEE semantics: dividing
@@ -182,22 +155,7 @@ impl Tensor {
     /// assert_eq!(b.grad().unwrap()[[]], -3.0 / 16.0);
     /// ```
     pub fn try_div(&self, other: &Tensor) -> Result<Tensor, TensorError> {
-        self.binary(
-            other,
-            "div",
-            |x, y| x / y,
-            |a, b, g, needs| {
-                [
-                    needs[0].then(|| {
-                        reduce_to_shape_owned(zip2(g, b, g.shape(), |g, b| g / b), a.shape())
-                    }),
-                    needs[1].then(|| {
-                        let gb = zip3(g, a, b, g.shape(), |g, a, b| -g * a / (b * b));
-                        reduce_to_shape_owned(gb, b.shape())
-                    }),
-                ]
-            },
-        )
+        self.binary(other, "div", rules::Div)
     }
 
     /// Elementwise negation, `-self` (also available as the `-` operator).
@@ -212,10 +170,7 @@ impl Tensor {
     /// ```
     #[allow(clippy::should_implement_trait)] // `Neg` is implemented too; this reads better in chains
     pub fn neg(&self) -> Tensor {
-        let out = self.data().mapv(|v| -v);
-        Tensor::from_op(out, "neg", &[self], |args| {
-            vec![Some(args.grad.mapv(|g| -g))]
-        })
+        self.unary("neg", rules::Neg)
     }
 }
 

@@ -1,41 +1,47 @@
 //! Elementwise functions of one tensor: `exp`, `ln`, `tanh`, `sigmoid`,
 //! `relu`, `powi`, `powf`, `sqrt`, `abs`.
 //!
-//! Each backward is `grad * f'(x)`, where `f'` is written either in terms of
-//! the input `x` or, when cheaper, of the already computed output `y`
-//! (e.g. `tanh' = 1 - y²`). Values outside an op's domain follow IEEE rules
-//! (`ln(-1) = NaN`, `sqrt(0)` has an infinite derivative); they are not
-//! errors.
+//! Each op is a rule of [`shared_ops::rules`], the same table the scalar modes use: the forward
+//! pass evaluates the rule elementwise and, when a graph is recorded, keeps its local partials
+//! `f'(x)`, so the backward is one multiply `grad · f'(x)`. Values outside an op's domain follow
+//! IEEE rules (`ln(-1) = NaN`, `sqrt(0)` has an infinite derivative); they are not errors.
 
 use ndarray::{ArrayD, Zip};
+use shared_ops::Unary;
+use shared_ops::rules::{Abs, Exp, Ln, Powf, Powi, Relu, Sigmoid, Sqrt, Tanh};
 
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, is_grad_enabled};
 
-/// Which value the derivative is expressed in.
+/// A scalar exponent as a one-argument rule: `x ↦ xᵖ` through the two-argument `Powf` rule.
 #[derive(Clone, Copy)]
-enum DerivOf {
-    Input,
-    Output,
+struct PowfBy(f64);
+
+impl Unary for PowfBy {
+    const NAME: &'static str = "powf";
+    fn eval<T: shared_ops::Op>(self, x: T) -> (T, T) {
+        let (y, dx, _) = shared_ops::Binary::eval(Powf, x, T::constant(self.0));
+        (y, dx)
+    }
 }
 
 impl Tensor {
     /// Applies `f` elementwise and records `grad * df(x or y)`.
-    fn unary(
-        &self,
-        op: &'static str,
-        f: impl Fn(f64) -> f64,
-        deriv_of: DerivOf,
-        df: impl Fn(f64) -> f64 + 'static,
-    ) -> Tensor {
-        let out = self.data().mapv(f);
-        Tensor::from_op(out, op, &[self], move |args| {
-            let at: &ArrayD<f64> = match deriv_of {
-                DerivOf::Input => args.inputs[0],
-                DerivOf::Output => args.output,
-            };
-            let g = Zip::from(args.grad).and(at).map_collect(|&g, &v| g * df(v));
-            vec![Some(g)]
-        })
+    /// Applies `rule` elementwise. The partials are kept only when the result records a graph.
+    pub(crate) fn unary<R: Unary + 'static>(&self, op: &'static str, rule: R) -> Tensor {
+        let x = self.data();
+        if !(is_grad_enabled() && self.requires_grad()) {
+            let y = x.mapv(|v| rule.eval(v).0);
+            drop(x);
+            return Tensor::from_op(y, op, &[self], |_| vec![None]);
+        }
+        let mut dx = ArrayD::zeros(x.raw_dim());
+        let y = Zip::from(&mut dx).and(&*x).map_collect(|d, &v| {
+            let (y, dv) = rule.eval(v);
+            *d = dv;
+            y
+        });
+        drop(x);
+        Tensor::from_op(y, op, &[self], move |args| vec![Some(args.grad * &dx)])
     }
 
     /// `e^x` elementwise.
@@ -49,7 +55,7 @@ impl Tensor {
     /// assert_eq!((y.item().unwrap(), x.grad().unwrap()[[]]), (1.0, 1.0));
     /// ```
     pub fn exp(&self) -> Tensor {
-        self.unary("exp", f64::exp, DerivOf::Output, |y| y)
+        self.unary("exp", Exp)
     }
 
     /// Natural logarithm elementwise (`NaN` for negative inputs).
@@ -62,7 +68,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap()[[]], 0.5);
     /// ```
     pub fn ln(&self) -> Tensor {
-        self.unary("ln", f64::ln, DerivOf::Input, |x| 1.0 / x)
+        self.unary("ln", Ln)
     }
 
     /// Hyperbolic tangent elementwise; derivative `1 - tanh²`.
@@ -75,7 +81,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap()[[]], 1.0);
     /// ```
     pub fn tanh(&self) -> Tensor {
-        self.unary("tanh", f64::tanh, DerivOf::Output, |y| 1.0 - y * y)
+        self.unary("tanh", Tanh)
     }
 
     /// Logistic sigmoid `1 / (1 + e^-x)`; derivative `s (1 - s)`.
@@ -89,7 +95,7 @@ impl Tensor {
     /// assert_eq!((s.item().unwrap(), x.grad().unwrap()[[]]), (0.5, 0.25));
     /// ```
     pub fn sigmoid(&self) -> Tensor {
-        self.unary("sigmoid", sigmoid, DerivOf::Output, |s| s * (1.0 - s))
+        self.unary("sigmoid", Sigmoid)
     }
 
     /// `max(x, 0)` elementwise. Its derivative is taken as **0 at 0**.
@@ -103,12 +109,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap(), array![0.0, 0.0, 1.0].into_dyn());
     /// ```
     pub fn relu(&self) -> Tensor {
-        self.unary(
-            "relu",
-            |x| x.max(0.0),
-            DerivOf::Input,
-            |x| if x > 0.0 { 1.0 } else { 0.0 },
-        )
+        self.unary("relu", Relu)
     }
 
     /// `x^n` for an integer exponent; derivative `n x^(n-1)` (and 0 for
@@ -122,15 +123,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap()[[]], 6.0);
     /// ```
     pub fn powi(&self, n: i32) -> Tensor {
-        let nf = f64::from(n);
-        self.unary(
-            "powi",
-            |x| x.powi(n),
-            DerivOf::Input,
-            move |x| {
-                if n == 0 { 0.0 } else { nf * x.powi(n - 1) }
-            },
-        )
+        self.unary("powi", Powi(n))
     }
 
     /// `x^p` for a real exponent; derivative `p x^(p-1)`. Negative `x` with a
@@ -144,14 +137,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap()[[]], 3.0); // 1.5 * 4^0.5
     /// ```
     pub fn powf(&self, p: f64) -> Tensor {
-        self.unary(
-            "powf",
-            |x| x.powf(p),
-            DerivOf::Input,
-            move |x| {
-                if p == 0.0 { 0.0 } else { p * x.powf(p - 1.0) }
-            },
-        )
+        self.unary("powf", PowfBy(p))
     }
 
     /// Square root elementwise; derivative `1 / (2 sqrt x)`.
@@ -164,7 +150,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap()[[]], 0.25);
     /// ```
     pub fn sqrt(&self) -> Tensor {
-        self.unary("sqrt", f64::sqrt, DerivOf::Output, |y| 0.5 / y)
+        self.unary("sqrt", Sqrt)
     }
 
     /// Absolute value elementwise. Its derivative is the sign of `x`, taken
@@ -179,25 +165,6 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap(), array![-1.0, 0.0, 1.0].into_dyn());
     /// ```
     pub fn abs(&self) -> Tensor {
-        self.unary("abs", f64::abs, DerivOf::Input, |x| {
-            if x > 0.0 {
-                1.0
-            } else if x < 0.0 {
-                -1.0
-            } else {
-                0.0
-            }
-        })
-    }
-}
-
-/// Numerically stable logistic function (no overflow of `e^-x` for very
-/// negative `x`).
-fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
+        self.unary("abs", Abs)
     }
 }
