@@ -233,21 +233,9 @@ pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error>
 #[allow(clippy::type_complexity)]
 pub fn jvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
     f.check_input(x.len())?;
-    if v.len() != x.len() {
-        return Err(Error::SeedLength {
-            seed: "tangent",
-            expected: x.len(),
-            found: v.len(),
-        });
-    }
-    let xs: Vec<forward::Dual<f64>> = x
-        .iter()
-        .zip(v)
-        .map(|(&p, &t)| forward::Dual::new(p, t))
-        .collect();
-    let ys = f.eval(&xs);
-    sweeps::check_declared(f, ys.len(), "the forward sweep")?;
-    Ok(ys.into_iter().map(|d| (d.primal, d.tangent)).unzip())
+    let (y, jv) = forward::jvp(|xs| f.eval(xs), x, v)?;
+    sweeps::check_declared(f, y.len(), "the forward sweep")?;
+    Ok((y, jv))
 }
 
 /// `(f(x), wᵀ·J)`: a vector-Jacobian product in one recording and one reverse sweep.

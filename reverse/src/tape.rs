@@ -26,6 +26,18 @@ pub(crate) struct Node {
     pub op: OpCode,
 }
 
+impl Node {
+    /// An independent variable: no parents, no partials.
+    fn input(value: f64) -> Node {
+        Node {
+            value,
+            partial: [0.0; 2],
+            parent: [NO_PARENT; 2],
+            op: OpCode::Input,
+        }
+    }
+}
+
 /// The parent slot of a node that has no parent there (inputs; the second slot of unary
 /// operations and of operations with a constant operand). Its partial is 0, so sweeps never
 /// follow it.
@@ -343,13 +355,7 @@ impl Tape {
     /// assert_eq!(x.value(), 1.5);
     /// ```
     pub fn var(&self, x: f64) -> Var {
-        let node = Node {
-            value: x,
-            partial: [0.0; 2],
-            parent: [NO_PARENT; 2],
-            op: OpCode::Input,
-        };
-        Var::on_tape(x, self.id, push(self.id, node))
+        Var::on_tape(x, self.id, push(self.id, Node::input(x)))
     }
 
     /// A variable for each value of `xs`.
@@ -369,12 +375,7 @@ impl Tape {
             if first + xs.len() > NO_PARENT as usize {
                 panic!("reverse::Tape cannot index {} more nodes (u32)", xs.len());
             }
-            t.nodes.extend(xs.iter().map(|&x| Node {
-                value: x,
-                partial: [0.0; 2],
-                parent: [NO_PARENT; 2],
-                op: OpCode::Input,
-            }));
+            t.nodes.extend(xs.iter().map(|&x| Node::input(x)));
             first as u32
         });
         xs.iter()

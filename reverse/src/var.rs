@@ -90,19 +90,17 @@ impl Var {
         Var { value, tape, index }
     }
 
-    #[inline(always)]
-    fn record_named<const CUSTOM: bool>(
+    /// Records a node of a user-defined rule, keeping its name for traces.
+    #[cold]
+    fn record_custom(
         tape: u64,
         value: f64,
-        op: OpCode,
         name: &'static str,
         parent: [u32; 2],
         partial: [f64; 2],
     ) -> Var {
-        let v = Self::record(tape, value, op, parent, partial);
-        if CUSTOM {
-            crate::tape::with_tape_mut(tape, |t| t.custom.push((v.index, name)));
-        }
+        let v = Self::record(tape, value, OpCode::Custom, parent, partial);
+        crate::tape::with_tape_mut(tape, |t| t.custom.push((v.index, name)));
         v
     }
 
@@ -175,18 +173,11 @@ impl Op for Var {
         if self.is_constant() {
             return Var::constant(v);
         }
-        let custom = matches!(R::CODE, OpCode::Custom);
-        if custom {
-            Self::record_named::<true>(
-                self.tape,
-                v,
-                R::CODE,
-                R::NAME,
-                [self.index, NO_PARENT],
-                [d, 0.0],
-            )
+        let (parent, partial) = ([self.index, NO_PARENT], [d, 0.0]);
+        if R::CODE == OpCode::Custom {
+            Self::record_custom(self.tape, v, R::NAME, parent, partial)
         } else {
-            Self::record(self.tape, v, R::CODE, [self.index, NO_PARENT], [d, 0.0])
+            Self::record(self.tape, v, R::CODE, parent, partial)
         }
     }
     #[inline(always)]
@@ -207,8 +198,8 @@ impl Op for Var {
                 }
             }
         };
-        if matches!(R::CODE, OpCode::Custom) {
-            Self::record_named::<true>(tape, v, R::CODE, R::NAME, parent, partial)
+        if R::CODE == OpCode::Custom {
+            Self::record_custom(tape, v, R::NAME, parent, partial)
         } else {
             Self::record(tape, v, R::CODE, parent, partial)
         }
