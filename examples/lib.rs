@@ -7,3 +7,8 @@
 //!   n, m = 1…512, the crossover, and the chart `docs/mode_asymmetry.svg`.
 //! * `cargo run --release --example tensor_seed` and `--example mlp`: the tensor autograd on the
 //!   seed example, and a two-layer perceptron trained by gradient descent.
+//! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
+//!   modes, on GradBench's nested problems `saddle` and `particle` ([`nested_ad`]).
+#![warn(missing_docs)]
+
+pub mod nested_ad;

@@ -31,7 +31,8 @@ pub enum Mode {
 ///
 /// * a forward sweep with N tangents costs `FWD_BASE + FWD_LANE · N`: the primal is recomputed
 ///   every sweep, and each tangent adds about one multiply-add per partial;
-/// * the reverse recording costs `REC`: the primal plus one 40-byte node per operation;
+/// * the reverse recording costs `REC`: the primal plus one node (4 bytes, and 12 per weighted
+///   or 4 per unit edge) per operation;
 /// * a reverse sweep with Q adjoints costs `SWEEP_BASE + SWEEP_LANE · Q`: one pass over the
 ///   nodes, no transcendental functions (the partials are stored).
 pub mod cost {
@@ -102,8 +103,8 @@ pub struct Plan {
     pub m: usize,
     /// Whether the sweeps ran on several threads.
     pub threaded: bool,
-    /// Nodes recorded on the tape (reverse mode; 0 for forward).
-    pub nodes: usize,
+    /// What the reverse recording held: nodes, edges, bytes (all 0 in forward mode).
+    pub tape: reverse::TapeStats,
     /// The cost model's estimate for both modes.
     pub estimate: Estimate,
     /// Why this mode, in words.
@@ -140,7 +141,7 @@ impl Plan {
             n,
             m,
             threaded: swept.threaded,
-            nodes: swept.nodes,
+            tape: swept.tape,
             estimate,
             reason,
         }
@@ -161,7 +162,7 @@ impl fmt::Display for Plan {
             self.sweeps, self.lanes, self.m, self.n
         )?;
         if self.mode == Mode::Reverse {
-            write!(f, ", {} nodes recorded", self.nodes)?;
+            write!(f, ", {} nodes recorded", self.tape.nodes)?;
         }
         if self.threaded {
             write!(f, ", on {} threads", rayon::current_num_threads())?;

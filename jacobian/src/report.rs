@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 /// }
 /// let r = jacobian::cost_report(&F, &[1.0, 2.0])?;
 /// assert_eq!(r.forward.mode, Mode::Forward);
-/// assert_eq!(r.forward.tape_bytes, 0); // forward mode keeps no tape
-/// assert_eq!(r.reverse.tape_bytes, r.reverse.nodes * reverse::NODE_BYTES);
+/// assert_eq!(r.forward.tape.bytes, 0); // forward mode keeps no tape
+/// let t = r.reverse.tape; // 4 bytes per node, 12 per weighted edge, 4 per unit edge
+/// assert_eq!(t.bytes, 4 * t.nodes + 12 * t.edges + 4 * t.unit_edges);
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -30,10 +31,10 @@ pub struct ModeCost {
     pub sweeps: usize,
     /// Tangents or adjoints carried per sweep (N or Q).
     pub lanes: usize,
-    /// Nodes recorded on the tape (0 in forward mode).
-    pub nodes: usize,
-    /// Bytes of the tape, `nodes × reverse::NODE_BYTES` (0 in forward mode).
-    pub tape_bytes: usize,
+    /// What the tape held: nodes, weighted and unit edges, and bytes (all 0 in forward mode).
+    /// A node takes 4 bytes, a weighted edge 12 (its operand and partial), a unit edge 4 (its
+    /// operand and a sign): see [`reverse::TapeStats`].
+    pub tape: reverse::TapeStats,
     /// The cost model's estimate, in plain evaluations of f.
     pub estimate: f64,
     /// The median time of one Jacobian in this mode, on one thread.
@@ -143,7 +144,7 @@ impl CostReport {
 /// assert_eq!((r.n, r.m), (2, 50));
 /// assert_eq!(r.auto.mode, Mode::Forward);
 /// assert_eq!(r.forward.sweeps, 1); // both columns in one sweep of 2 tangents
-/// assert!(r.reverse.nodes > 0);
+/// assert!(r.reverse.tape.nodes > 0);
 /// assert!(r.max_difference < 1e-12);
 /// # Ok::<(), jacobian::Error>(())
 /// ```
@@ -188,8 +189,7 @@ pub fn cost_report_with_runs<F: Function + Sync>(
             mode,
             sweeps: j.plan.sweeps,
             lanes: j.plan.lanes,
-            nodes: j.plan.nodes,
-            tape_bytes: j.plan.nodes * reverse::NODE_BYTES,
+            tape: j.plan.tape,
             estimate,
             time,
             plan: j.plan,
@@ -247,8 +247,17 @@ impl fmt::Display for CostReport {
         )?;
         writeln!(
             f,
-            "  {:<8} {:>6} {:>6} {:>9} {:>11} {:>11} {:>8} {:>8}",
-            "mode", "sweeps", "lanes", "nodes", "tape bytes", "time", "× f(x)", "model"
+            "  {:<8} {:>6} {:>6} {:>9} {:>9} {:>11} {:>6} {:>11} {:>8} {:>8}",
+            "mode",
+            "sweeps",
+            "lanes",
+            "nodes",
+            "edges",
+            "tape bytes",
+            "B/node",
+            "time",
+            "× f(x)",
+            "model"
         )?;
         for c in [&self.forward, &self.reverse] {
             let name = if c.mode == Mode::Forward {
@@ -258,12 +267,14 @@ impl fmt::Display for CostReport {
             };
             writeln!(
                 f,
-                "  {:<8} {:>6} {:>6} {:>9} {:>11} {:>11} {:>8.1} {:>8.1}",
+                "  {:<8} {:>6} {:>6} {:>9} {:>9} {:>11} {:>6.1} {:>11} {:>8.1} {:>8.1}",
                 name,
                 c.sweeps,
                 c.lanes,
-                c.nodes,
-                c.tape_bytes,
+                c.tape.nodes,
+                c.tape.edges + c.tape.unit_edges,
+                c.tape.bytes,
+                c.tape.bytes_per_node(),
                 format!("{:.1?}", c.time),
                 c.evaluations(self.eval_time),
                 c.estimate
@@ -271,7 +282,7 @@ impl fmt::Display for CostReport {
         }
         writeln!(
             f,
-            "  × f(x): time in plain evaluations of f ({:.1?} each); model: the plan's estimate",
+            "  edges: operands (weighted 12 B, unit 4 B); × f(x): time in plain evaluations of f ({:.1?} each); model: the plan's estimate",
             self.eval_time
         )?;
         writeln!(f, "auto plan: {}", self.auto)?;

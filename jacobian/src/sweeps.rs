@@ -4,7 +4,7 @@
 use forward::DualVec;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
-use reverse::{AdjointsVec, Recording, Tape, Var};
+use reverse::{AdjointsVec, Recording, Tape, TapeStats, Var};
 use shared_ops::{Error, Function};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,8 @@ pub(crate) struct Swept {
     pub sweeps: usize,
     pub lanes: usize,
     pub threaded: bool,
-    pub nodes: usize,
+    /// What the reverse recording holds (empty for forward mode).
+    pub tape: TapeStats,
 }
 
 /// Work below this (estimated from the first sweep) stays on one thread: handing sweeps to
@@ -164,7 +165,7 @@ fn forward_chunked<const N: usize, F: Function + Sync>(
         sweeps,
         lanes: N,
         threaded,
-        nodes: 0,
+        tape: TapeStats::default(),
     })
 }
 
@@ -212,7 +213,7 @@ fn reverse_sweep<const Q: usize>(
     xs: &[Var],
     ys: &[Var],
     b: usize,
-    adj: &mut AdjointsVec<Q>,
+    adj: &mut AdjointsVec<f64, Q>,
 ) -> Vec<[f64; Q]> {
     let seeds: Vec<(Var, [f64; Q])> = ys[b * Q..((b + 1) * Q).min(ys.len())]
         .iter()
@@ -276,7 +277,7 @@ fn reverse_blocks<const Q: usize>(
         sweeps: blocks,
         lanes: Q,
         threaded,
-        nodes: rec.len(),
+        tape: rec.stats(),
     })
 }
 

@@ -29,14 +29,17 @@ fn auto_takes_reverse_for_gradients_and_forward_for_tall() {
         (j.plan.mode, j.plan.sweeps, j.plan.lanes),
         (Mode::Reverse, 1, 1)
     );
-    assert!(j.plan.nodes > 300, "the tape holds at least the inputs");
+    assert!(
+        j.plan.tape.nodes > 300,
+        "the tape holds at least the inputs"
+    );
     let tall = Mix { n: 3, m: 300 };
     let j = jacobian(&tall, &[0.1, 0.2, 0.3]).unwrap();
     assert_eq!(
         (j.plan.mode, j.plan.sweeps, j.plan.lanes),
         (Mode::Forward, 1, 4)
     );
-    assert_eq!(j.plan.nodes, 0);
+    assert_eq!(j.plan.tape.nodes, 0);
     assert!(
         j.plan
             .to_string()

@@ -61,7 +61,7 @@ fn sweeps_lanes_and_tape_are_consistent() {
             "forward sweeps = ⌈n/N⌉ for {n}×{m}"
         );
         assert_eq!(
-            (f.nodes, f.tape_bytes),
+            (f.tape.nodes, f.tape.bytes),
             (0, 0),
             "forward mode keeps no tape"
         );
@@ -78,9 +78,10 @@ fn sweeps_lanes_and_tape_are_consistent() {
             "reverse sweeps = ⌈m/Q⌉ for {n}×{m}"
         );
         // n inputs, n sines, m rows of n products and n − 1 sums, m tanh.
-        assert!(b.nodes >= n + m, "{} nodes for {n}×{m}", b.nodes);
-        assert_eq!(b.tape_bytes, b.nodes * reverse::NODE_BYTES);
-        assert_eq!(b.nodes, b.plan.nodes);
+        let t = b.tape;
+        assert!(t.nodes >= n + m, "{} nodes for {n}×{m}", t.nodes);
+        assert_eq!(t.bytes, 4 * t.nodes + 12 * t.edges + 4 * t.unit_edges);
+        assert_eq!(t, b.plan.tape);
         assert!(!b.plan.threaded);
 
         let e = estimate(n, m);
@@ -129,7 +130,9 @@ fn display_is_a_table() {
         "sweeps",
         "lanes",
         "nodes",
+        "edges",
         "tape bytes",
+        "B/node",
         "time",
         "× f(x)",
         "model",
@@ -137,11 +140,18 @@ fn display_is_a_table() {
         assert!(lines[1].contains(word), "{text}");
     }
     let cells: Vec<&str> = lines[2].split_whitespace().collect();
-    assert_eq!(&cells[..5], ["forward", "2", "8", "0", "0"], "{text}");
+    assert_eq!(&cells[..6], ["forward", "2", "8", "0", "0", "0"], "{text}");
     let cells: Vec<&str> = lines[3].split_whitespace().collect();
-    let nodes = r.reverse.nodes.to_string();
-    let bytes = r.reverse.tape_bytes.to_string();
-    assert_eq!(&cells[..5], ["reverse", "1", "4", &nodes, &bytes], "{text}");
+    let t = r.reverse.tape;
+    let nodes = t.nodes.to_string();
+    let edges = (t.edges + t.unit_edges).to_string();
+    let bytes = t.bytes.to_string();
+    let per_node = format!("{:.1}", t.bytes_per_node());
+    assert_eq!(
+        &cells[..7],
+        ["reverse", "1", "4", &nodes, &edges, &bytes, &per_node],
+        "{text}"
+    );
     let e = jacobian::estimate(12, 3);
     let expected = if e.forward <= e.reverse {
         "auto plan: forward mode: 2 sweeps of 8 tangents"

@@ -1,7 +1,12 @@
 //! Drivers for users who know they want reverse mode, over closures.
+//!
+//! Each is generic over the scalar `T` of its inputs, as `forward::derivative` is, so that every
+//! pair of modes nests: called with `f64` it records a `Tape<f64>`; called inside a forward
+//! derivative with `Dual<f64>` it records a `Tape<Dual<f64>>` (forward-over-reverse); called inside
+//! another reverse derivative with `Var<f64>` it records a `Tape<Var<f64>>` (reverse-over-reverse).
 
 use crate::{Adjoints, Tape, Var};
-use shared_ops::Error;
+use shared_ops::{Error, Op};
 
 /// `(f(x), ∇f(x))`: one recording and one reverse sweep, whatever the number of inputs.
 ///
@@ -10,7 +15,21 @@ use shared_ops::Error;
 /// let (y, g) = reverse::gradient(|x| x[0] * x[1].exp(), &[3.0, 0.0]);
 /// assert_eq!((y, g), (3.0, vec![1.0, 3.0]));
 /// ```
-pub fn gradient<F: FnOnce(&[Var]) -> Var>(f: F, x: &[f64]) -> (f64, Vec<f64>) {
+///
+/// Nested, the levels are kept apart: d/dx [x · d/dy (x + y) at y = 1] at x = 1 is 1.
+///
+/// ```
+/// use reverse::{Var, gradient};
+/// let (_, d) = gradient(
+///     |x: &[Var]| {
+///         let (_, inner) = gradient(|y: &[Var<Var>]| Var::constant(x[0]) + y[0], &[Var::constant(1.0)]);
+///         x[0] * inner[0]
+///     },
+///     &[1.0],
+/// );
+/// assert_eq!(d, vec![1.0]);
+/// ```
+pub fn gradient<T: Op, F: FnOnce(&[Var<T>]) -> Var<T>>(f: F, x: &[T]) -> (T, Vec<T>) {
     let tape = Tape::with_capacity(x.len() * 4);
     let xs = tape.vars(x);
     let y = f(&xs);
@@ -27,11 +46,11 @@ pub fn gradient<F: FnOnce(&[Var]) -> Var>(f: F, x: &[f64]) -> (f64, Vec<f64>) {
 /// assert_eq!((y, wj), (vec![6.0, 5.0], vec![4.0, 3.0]));
 /// assert!(reverse::vjp(f, &[2.0, 3.0], &[1.0]).is_err());
 /// ```
-pub fn vjp<F: FnOnce(&[Var]) -> Vec<Var>>(
+pub fn vjp<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
     f: F,
-    x: &[f64],
-    w: &[f64],
-) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    x: &[T],
+    w: &[T],
+) -> Result<(Vec<T>, Vec<T>), Error> {
     let tape = Tape::with_capacity(x.len() * 4);
     let xs = tape.vars(x);
     let ys = f(&xs);
@@ -42,8 +61,8 @@ pub fn vjp<F: FnOnce(&[Var]) -> Vec<Var>>(
             found: w.len(),
         });
     }
-    let seeds: Vec<(Var, f64)> = ys.iter().copied().zip(w.iter().copied()).collect();
-    let values = ys.iter().map(|y| y.value()).collect();
+    let seeds: Vec<(Var<T>, T)> = ys.iter().copied().zip(w.iter().copied()).collect();
+    let values = ys.iter().map(|&y| y.value()).collect();
     Ok((values, tape.sweep(&seeds).wrt_all(&xs)))
 }
 
@@ -58,10 +77,10 @@ pub fn vjp<F: FnOnce(&[Var]) -> Vec<Var>>(
 /// assert_eq!(j, vec![vec![3.0, 2.0], vec![2.0_f64.cos(), 0.0]]);
 /// ```
 #[allow(clippy::type_complexity)]
-pub fn jacobian<F: FnOnce(&[Var]) -> Vec<Var>>(
+pub fn jacobian<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
     f: F,
-    x: &[f64],
-) -> Result<(Vec<f64>, Vec<Vec<f64>>), Error> {
+    x: &[T],
+) -> Result<(Vec<T>, Vec<Vec<T>>), Error> {
     if x.is_empty() {
         return Err(Error::EmptyInput);
     }
@@ -72,9 +91,9 @@ pub fn jacobian<F: FnOnce(&[Var]) -> Vec<Var>>(
     let rows = ys
         .iter()
         .map(|&y| {
-            tape.sweep_into(&[(y, 1.0)], &mut adj);
+            tape.sweep_into(&[(y, T::one())], &mut adj);
             adj.wrt_all(&xs)
         })
         .collect();
-    Ok((ys.iter().map(|y| y.value()).collect(), rows))
+    Ok((ys.iter().map(|&y| y.value()).collect(), rows))
 }

@@ -25,7 +25,7 @@
 //!
 //! Array-valued reverse mode in the style of PyTorch (a [`tensor::Tensor`] that records its own
 //! graph, on `ndarray`) is in the [`tensor`] module.
-// One audited `unsafe` block: the hot path of recording (tape::push), with its invariant.
+// One audited unsafe boundary: the registry of recording tapes (tape/live.rs), with its invariants.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -39,6 +39,7 @@ mod var;
 pub use drivers::{gradient, jacobian, vjp};
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
-pub use sweep::{Adjoints, AdjointsVec, Recording};
-pub use tape::{NODE_BYTES, Tape};
+pub use sweep::{Adjoints, AdjointsVec};
+pub use tape::memory::{SPARE_BYTES, release_memory, spare_bytes};
+pub use tape::{Recording, Tape, TapeStats};
 pub use var::Var;

@@ -15,7 +15,7 @@
 //! ```
 //! use reverse::{Float, Tape};
 //!
-//! let tape = Tape::new();
+//! let tape = Tape::traced();
 //! let x = tape.named_var("x", 2.0);
 //! let y = tape.name(x.powi(2), "y");
 //! let z = tape.name(y + 3.0, "z");
@@ -30,7 +30,9 @@
 //! the tape: the trace recovers it from the value and the partial where that is exact
 //! (`y + 3`), and writes `c` otherwise.
 
-use crate::tape::{NO_PARENT, Node, Tape, TapeData, misuse_foreign, with_tape};
+use crate::tape::Tape;
+use crate::tape::live::foreign;
+use crate::tape::storage::{Edges, NEG, TapeData};
 use crate::var::Var;
 use core::fmt::{self, Write as _};
 use shared_ops::OpCode;
@@ -39,7 +41,7 @@ use std::collections::HashMap;
 /// Which sweep a [`Trace`] shows.
 ///
 /// ```
-/// let tape = reverse::Tape::new();
+/// let tape = reverse::Tape::traced();
 /// let x = tape.var(1.0);
 /// assert_eq!(tape.trace_forward().pass, reverse::trace::Pass::Primal);
 /// assert_eq!(tape.trace_reverse(x).pass, reverse::trace::Pass::Adjoint);
@@ -58,7 +60,7 @@ pub enum Pass {
 /// One local partial `∂v/∂u` used by a [`Step`], and what it multiplies.
 ///
 /// ```
-/// let tape = reverse::Tape::new();
+/// let tape = reverse::Tape::traced();
 /// let x = tape.var(3.0);
 /// let y = x * x;
 /// let t = tape.trace_tangents(&[(x, 1.0)]);
@@ -83,7 +85,7 @@ pub struct Term {
 /// One line of a [`Trace`]: a node's value, tangent, or one update of its adjoint.
 ///
 /// ```
-/// let tape = reverse::Tape::new();
+/// let tape = reverse::Tape::traced();
 /// let x = tape.named_var("x", 2.0);
 /// let y = tape.name(x * x, "y");
 /// let t = tape.trace_forward();
@@ -117,7 +119,7 @@ pub struct Step {
 ///
 /// ```
 /// use reverse::Float;
-/// let tape = reverse::Tape::new();
+/// let tape = reverse::Tape::traced();
 /// let x = tape.named_var("x", 2.0);
 /// let y = tape.name(x.powi(2), "y");
 /// let z = tape.name(y + 3.0, "z");
@@ -143,7 +145,7 @@ impl Trace {
     /// 0 for a constant. Panics for a `Var` of another tape.
     ///
     /// ```
-    /// let tape = reverse::Tape::new();
+    /// let tape = reverse::Tape::traced();
     /// let x = tape.var(3.0);
     /// let y = x * x;
     /// assert_eq!(tape.trace_forward().of(y), 9.0);
@@ -155,7 +157,7 @@ impl Trace {
             return 0.0;
         }
         if v.tape() != self.tape {
-            misuse_foreign(v.tape(), self.tape);
+            foreign(v.tape(), self.tape);
         }
         self.values.get(v.index() as usize).copied().unwrap_or(0.0)
     }
@@ -388,17 +390,30 @@ fn factor(x: f64) -> String {
 // ---------------------------------------------------------------------------------------------
 // Reading the tape.
 
-/// A tape with its node names resolved.
+/// A traced tape with its node names resolved and its edges read per node.
 struct View<'a> {
-    data: &'a TapeData,
+    id: u64,
+    values: &'a [f64],
+    ops: &'a [OpCode],
+    /// Per node, its operands with `∂vᵢ/∂operand`, in the order the sweep follows them (a unit
+    /// edge shows its ±1).
+    operands: Vec<Vec<(u32, f64)>>,
     names: Vec<String>,
     /// Names of user-defined operations, by node.
     custom: HashMap<u32, &'static str>,
+    bytes: usize,
 }
 
 impl<'a> View<'a> {
-    fn new(data: &'a TapeData) -> View<'a> {
-        let mut given: Vec<Option<&str>> = vec![None; data.nodes.len()];
+    /// Panics, naming the method, for a tape that keeps no values or operations.
+    fn new(id: u64, data: &'a TapeData<f64>, method: &str) -> View<'a> {
+        let Some(views) = &data.views else {
+            panic!(
+                "Tape::{method} shows each node's value and operation, which only a traced tape \
+                 keeps: record on Tape::traced() instead of Tape::traced()"
+            );
+        };
+        let mut given: Vec<Option<&str>> = vec![None; data.len()];
         for (i, name) in &data.names {
             if let Some(slot) = given.get_mut(*i as usize) {
                 *slot = Some(name);
@@ -409,16 +424,35 @@ impl<'a> View<'a> {
             .enumerate()
             .map(|(i, n)| n.map_or_else(|| default_name(i), str::to_string))
             .collect();
-        let custom = data.custom.iter().copied().collect();
+        let operands = data
+            .edge_ranges()
+            .into_iter()
+            .map(|e| match e {
+                Edges::Weighted(lo, hi) => (lo..hi)
+                    .map(|k| (data.parent[k], data.partial[k]))
+                    .collect(),
+                Edges::Unit(lo, hi) => data.unit[lo..hi]
+                    .iter()
+                    .map(|&p| {
+                        let w = if p & NEG == 0 { 1.0 } else { -1.0 };
+                        (p & !NEG, w)
+                    })
+                    .collect(),
+            })
+            .collect();
         View {
-            data,
+            id,
+            values: &views.values,
+            ops: &views.ops,
+            operands,
             names,
-            custom,
+            custom: views.custom.iter().copied().collect(),
+            bytes: data.bytes(),
         }
     }
 
-    fn nodes(&self) -> &'a [Node] {
-        &self.data.nodes
+    fn len(&self) -> usize {
+        self.values.len()
     }
 
     fn name(&self, i: u32) -> &str {
@@ -427,7 +461,7 @@ impl<'a> View<'a> {
 
     /// The operation's name; a user-defined rule's own name for `Custom`.
     fn op(&self, i: usize) -> &'static str {
-        match self.nodes()[i].op {
+        match self.ops[i] {
             OpCode::Custom => self
                 .custom
                 .get(&(i as u32))
@@ -438,37 +472,22 @@ impl<'a> View<'a> {
     }
 
     /// The operands of node `i` that are on the tape, with `∂vᵢ/∂operand`. A constant operand
-    /// is not recorded: its slot holds `NO_PARENT`. (For `x·x` both slots name `x`; the first
-    /// holds the whole partial.)
+    /// is not recorded. (For `x·x` the tape holds one edge to `x` with the whole partial.)
     fn operands(&self, i: usize) -> Vec<(u32, f64)> {
-        let n = &self.nodes()[i];
-        let mut out = Vec::with_capacity(2);
-        if n.op == OpCode::Input {
-            return out;
-        }
-        for k in 0..2 {
-            if n.parent[k] != NO_PARENT && (n.parent[k] as usize) < i {
-                out.push((n.parent[k], n.partial[k]));
-            }
-        }
-        out
+        self.operands[i].clone()
     }
 
     /// The edges into node `i` that a sweep follows: the non-zero partials.
     fn edges(&self, i: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
-        let n = &self.nodes()[i];
-        (0..2)
-            .filter(move |&k| n.partial[k] != 0.0)
-            .map(move |k| (n.parent[k], n.partial[k]))
+        self.operands[i].iter().copied().filter(|&(_, w)| w != 0.0)
     }
 
     /// The formula of node `i` in terms of its operands' names. The second return is true when
     /// it contains a constant `c` the tape does not hold.
     fn expr(&self, i: usize) -> (String, bool) {
-        let n = &self.nodes()[i];
         let ops = self.operands(i);
-        let v = n.value;
-        match (n.op, ops.as_slice()) {
+        let v = self.values[i];
+        match (self.ops[i], ops.as_slice()) {
             (OpCode::Input, _) => ("input".into(), false),
             (
                 op @ (OpCode::Add | OpCode::Sub | OpCode::Mul | OpCode::Div | OpCode::Rem),
@@ -482,7 +501,7 @@ impl<'a> View<'a> {
                 &[(a, w)],
             ) => {
                 let an = self.name(a);
-                let p = self.nodes()[a as usize].value;
+                let p = self.values[a as usize];
                 match infix_constant(op, p, w, v) {
                     Some(Recovered::Same) => (format!("{an} {} {an}", op.name()), false),
                     Some(Recovered::Right(c)) => {
@@ -498,7 +517,7 @@ impl<'a> View<'a> {
                 }
             }
             (OpCode::Powi, &[(a, w)]) => {
-                let p = self.nodes()[a as usize].value;
+                let p = self.values[a as usize];
                 match powi_exponent(p, w, v) {
                     Some(k) => (format!("powi({}, {k})", self.name(a)), false),
                     None => (format!("powi({}, c)", self.name(a)), true),
@@ -515,8 +534,8 @@ impl<'a> View<'a> {
 
     /// Nodes that no other node uses: the outputs of the program.
     fn sinks(&self) -> Vec<bool> {
-        let mut used = vec![false; self.nodes().len()];
-        for i in 0..self.nodes().len() {
+        let mut used = vec![false; self.len()];
+        for i in 0..self.len() {
             for (u, _) in self.operands(i) {
                 used[u as usize] = true;
             }
@@ -585,23 +604,20 @@ fn powi_exponent(p: f64, w: f64, v: f64) -> Option<i32> {
 // The traces, over the tape's data.
 
 /// The forward pass of `data`: every node's formula, value and local partials.
-pub(crate) fn primal(data: &TapeData) -> Trace {
-    let view = View::new(data);
+fn primal(view: &View<'_>) -> Trace {
     let mut any_c = false;
-    let steps = (0..data.nodes.len())
+    let steps = (0..view.len())
         .map(|i| {
             let (expr, c) = view.expr(i);
             any_c |= c;
-            let mut operands = view.operands(i);
-            // x·x and x + x hold x twice with the whole partial in the first slot: list it once.
-            operands.dedup_by_key(|(u, _)| *u);
-            let terms = operands
+            let terms = view
+                .operands(i)
                 .into_iter()
                 .map(|(u, w)| Term {
                     node: u,
                     name: view.name(u).to_string(),
                     partial: w,
-                    factor: data.nodes[u as usize].value,
+                    factor: view.values[u as usize],
                 })
                 .collect();
             Step {
@@ -611,7 +627,7 @@ pub(crate) fn primal(data: &TapeData) -> Trace {
                 expr,
                 seed: None,
                 terms,
-                value: data.nodes[i].value,
+                value: view.values[i],
             }
         })
         .collect();
@@ -622,12 +638,12 @@ pub(crate) fn primal(data: &TapeData) -> Trace {
     Trace {
         pass: Pass::Primal,
         steps,
-        values: data.nodes.iter().map(|n| n.value).collect(),
-        tape: data.id,
+        values: view.values.to_vec(),
+        tape: view.id,
         header: format!(
             "forward pass ({} node{}, in recording order): values, and the local partials ∂v/∂u the tape stores",
-            data.nodes.len(),
-            if data.nodes.len() == 1 { "" } else { "s" }
+            view.len(),
+            if view.len() == 1 { "" } else { "s" }
         ),
         footer,
     }
@@ -645,9 +661,8 @@ fn seeds_text(view: &View<'_>, seeds: &[(u32, f64)], mark: char) -> String {
 }
 
 /// A tangent sweep over `data` from `seeds` (node, u̇): forward mode on the recorded list.
-pub(crate) fn tangent(data: &TapeData, seeds: &[(u32, f64)]) -> Trace {
-    let view = View::new(data);
-    let len = data.nodes.len();
+fn tangent(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
+    let len = view.len();
     let mut seed: Vec<Option<f64>> = vec![None; len];
     for &(i, s) in seeds {
         let slot = &mut seed[i as usize];
@@ -693,7 +708,7 @@ pub(crate) fn tangent(data: &TapeData, seeds: &[(u32, f64)]) -> Trace {
     }
     let sinks = view.sinks();
     let outs: Vec<String> = (0..len)
-        .filter(|&i| sinks[i] && data.nodes[i].op != OpCode::Input)
+        .filter(|&i| sinks[i] && view.ops[i] != OpCode::Input)
         .map(|i| format!("{} = {}", decorate(&view.names[i], DOT), num(tan[i])))
         .collect();
     let mut footer = Vec::new();
@@ -704,10 +719,10 @@ pub(crate) fn tangent(data: &TapeData, seeds: &[(u32, f64)]) -> Trace {
         pass: Pass::Tangent,
         steps,
         values: tan,
-        tape: data.id,
+        tape: view.id,
         header: format!(
             "tangent sweep (forward mode) from {}: v̇ = Σ ∂v/∂u · u̇, nodes in recording order",
-            seeds_text(&view, seeds, DOT)
+            seeds_text(view, seeds, DOT)
         ),
         footer,
     }
@@ -716,14 +731,13 @@ pub(crate) fn tangent(data: &TapeData, seeds: &[(u32, f64)]) -> Trace {
 /// An adjoint sweep over `data` from `seeds` (node, v̄), step for step as the sweep kernel
 /// makes it: nodes after the last seed are not visited, and a zero adjoint or a zero partial
 /// propagates nothing.
-pub(crate) fn adjoint(data: &TapeData, seeds: &[(u32, f64)]) -> Trace {
-    let view = View::new(data);
+fn adjoint(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
     let end = seeds
         .iter()
         .map(|&(i, _)| i as usize + 1)
         .max()
         .unwrap_or(0);
-    let mut adj = vec![0.0; data.nodes.len()];
+    let mut adj = vec![0.0; view.len()];
     let mut steps = Vec::new();
     for &(i, s) in seeds {
         adj[i as usize] += s;
@@ -760,8 +774,8 @@ pub(crate) fn adjoint(data: &TapeData, seeds: &[(u32, f64)]) -> Trace {
             });
         }
     }
-    let grads: Vec<String> = (0..data.nodes.len())
-        .filter(|&i| data.nodes[i].op == OpCode::Input)
+    let grads: Vec<String> = (0..view.len())
+        .filter(|&i| view.ops[i] == OpCode::Input)
         .map(|i| format!("{} = {}", decorate(&view.names[i], BAR), num(adj[i])))
         .collect();
     let mut footer = Vec::new();
@@ -772,10 +786,10 @@ pub(crate) fn adjoint(data: &TapeData, seeds: &[(u32, f64)]) -> Trace {
         pass: Pass::Adjoint,
         steps,
         values: adj,
-        tape: data.id,
+        tape: view.id,
         header: format!(
             "reverse sweep from {}: ū += ∂v/∂u · v̄, nodes in reverse order",
-            seeds_text(&view, seeds, BAR)
+            seeds_text(view, seeds, BAR)
         ),
         footer,
     }
@@ -790,23 +804,22 @@ fn dot_escape(s: &str) -> String {
 }
 
 /// The Graphviz DOT graph of `data`.
-pub(crate) fn dot(data: &TapeData) -> String {
-    let view = View::new(data);
+fn dot(view: &View<'_>) -> String {
     let sinks = view.sinks();
     let mut out = String::new();
     out.push_str("digraph tape {\n");
     out.push_str("  rankdir=LR;\n");
     out.push_str("  node [shape=box, fontname=\"Helvetica\"];\n");
     out.push_str("  edge [fontname=\"Helvetica\", fontsize=10];\n");
-    for (i, (node, &sink)) in data.nodes.iter().zip(&sinks).enumerate() {
-        let name = format!("{} = {}", view.names[i], num(node.value));
+    for (i, &sink) in sinks.iter().enumerate() {
+        let name = format!("{} = {}", view.names[i], num(view.values[i]));
         // `\n`, a backslash and an n, is Graphviz's line break inside a label.
         let mut attrs = format!(
             "label=\"{}\\n{}\"",
             dot_escape(&name),
             dot_escape(view.op(i))
         );
-        if node.op == OpCode::Input {
+        if view.ops[i] == OpCode::Input {
             attrs.push_str(", shape=ellipse");
         }
         if sink {
@@ -814,7 +827,7 @@ pub(crate) fn dot(data: &TapeData) -> String {
         }
         let _ = writeln!(out, "  n{i} [{attrs}];");
     }
-    for i in 0..data.nodes.len() {
+    for i in 0..view.len() {
         for (u, w) in view.operands(i) {
             let label = format!("∂{}/∂{} = {}", view.names[i], view.name(u), num(w));
             let style = if w == 0.0 { ", style=dashed" } else { "" };
@@ -830,8 +843,7 @@ pub(crate) fn dot(data: &TapeData) -> String {
 }
 
 /// The plain-text table of `data`: one line per node with its parents and partials.
-pub(crate) fn text(data: &TapeData) -> String {
-    let view = View::new(data);
+fn text(view: &View<'_>) -> String {
     let mut rows: Vec<[String; 5]> = vec![[
         "node".into(),
         "name".into(),
@@ -839,7 +851,7 @@ pub(crate) fn text(data: &TapeData) -> String {
         "value".into(),
         "parents (local partial)".into(),
     ]];
-    for i in 0..data.nodes.len() {
+    for i in 0..view.len() {
         let parents = view
             .operands(i)
             .iter()
@@ -850,18 +862,18 @@ pub(crate) fn text(data: &TapeData) -> String {
             i.to_string(),
             view.names[i].clone(),
             view.op(i).to_string(),
-            num(data.nodes[i].value),
+            num(view.values[i]),
             parents,
         ]);
     }
     let widths: Vec<usize> = (0..5)
         .map(|c| rows.iter().map(|r| width(&r[c])).max().unwrap_or(0))
         .collect();
-    let n = data.nodes.len();
+    let n = view.len();
     let mut out = format!(
         "tape: {n} node{}, {} bytes\n",
         if n == 1 { "" } else { "s" },
-        n * crate::NODE_BYTES
+        view.bytes
     );
     for r in &rows {
         let index = format!("{:>w$}", r[0], w = widths[0]);
@@ -881,7 +893,7 @@ pub(crate) fn text(data: &TapeData) -> String {
 // ---------------------------------------------------------------------------------------------
 // The methods.
 
-impl Tape {
+impl Tape<f64> {
     /// Node indices of seeds (constants dropped); panics for a `Var` of another tape.
     fn seed_nodes(&self, seeds: &[(Var, f64)]) -> Vec<(u32, f64)> {
         seeds
@@ -894,7 +906,7 @@ impl Tape {
     ///
     /// ```
     /// use reverse::Float;
-    /// let tape = reverse::Tape::new();
+    /// let tape = reverse::Tape::traced();
     /// let x = tape.named_var("x", 2.0);
     /// let y = tape.name(x.powi(2), "y");
     /// let z = tape.name(y + 3.0, "z");
@@ -905,14 +917,14 @@ impl Tape {
     /// # let _ = z;
     /// ```
     pub fn trace_forward(&self) -> Trace {
-        with_tape(self.id(), primal)
+        self.with_data(|d| primal(&View::new(self.id(), d, "trace_forward")))
     }
 
     /// The reverse sweep from `y` (seed `ȳ = 1`), every adjoint update in the order the sweep
     /// makes it. Its adjoints equal [`Tape::gradient`]'s.
     ///
     /// ```
-    /// let tape = reverse::Tape::new();
+    /// let tape = reverse::Tape::traced();
     /// let x = tape.named_var("x", 2.0);
     /// let z = tape.name(x * x + 3.0, "z");
     /// let t = tape.trace_reverse(z);
@@ -926,7 +938,7 @@ impl Tape {
     /// The reverse sweep from arbitrary output adjoints (as [`Tape::sweep`]).
     ///
     /// ```
-    /// let tape = reverse::Tape::new();
+    /// let tape = reverse::Tape::traced();
     /// let x = tape.var(2.0);
     /// let (a, b) = (x * 3.0, x * x);
     /// let t = tape.trace_adjoints(&[(a, 1.0), (b, 0.5)]);
@@ -934,7 +946,7 @@ impl Tape {
     /// ```
     pub fn trace_adjoints(&self, seeds: &[(Var, f64)]) -> Trace {
         let seeds = self.seed_nodes(seeds);
-        with_tape(self.id(), |t| adjoint(t, &seeds))
+        self.with_data(|d| adjoint(&View::new(self.id(), d, "trace_adjoints"), &seeds))
     }
 
     /// A tangent sweep (forward mode) over the recorded list from `seeds` (`u̇` per variable,
@@ -944,7 +956,7 @@ impl Tape {
     ///
     /// ```
     /// use reverse::Float;
-    /// let tape = reverse::Tape::new();
+    /// let tape = reverse::Tape::traced();
     /// let x = tape.named_var("x", 2.0);
     /// let y = tape.name(x.powi(2), "y");
     /// let z = tape.name(y + 3.0, "z");
@@ -953,7 +965,7 @@ impl Tape {
     /// ```
     pub fn trace_tangents(&self, seeds: &[(Var, f64)]) -> Trace {
         let seeds = self.seed_nodes(seeds);
-        with_tape(self.id(), |t| tangent(t, &seeds))
+        self.with_data(|d| tangent(&View::new(self.id(), d, "trace_tangents"), &seeds))
     }
 
     /// The tape as a Graphviz DOT graph: nodes labelled with name, value and operation (inputs
@@ -962,7 +974,7 @@ impl Tape {
     /// Render with `dot -Tsvg tape.dot > tape.svg`.
     ///
     /// ```
-    /// let tape = reverse::Tape::new();
+    /// let tape = reverse::Tape::traced();
     /// let x = tape.named_var("x", 2.0);
     /// let y = tape.name(x * x, "y");
     /// let dot = tape.to_dot();
@@ -971,14 +983,14 @@ impl Tape {
     /// # let _ = y;
     /// ```
     pub fn to_dot(&self) -> String {
-        with_tape(self.id(), dot)
+        self.with_data(|d| dot(&View::new(self.id(), d, "to_dot")))
     }
 
     /// The tape as a table for the terminal: one line per node with its name, operation, value
     /// and parents with their local partials.
     ///
     /// ```
-    /// let tape = reverse::Tape::new();
+    /// let tape = reverse::Tape::traced();
     /// let x = tape.named_var("x", 2.0);
     /// let _ = x.sin();
     /// let text = tape.to_text();
@@ -987,6 +999,6 @@ impl Tape {
     /// # use reverse::Float;
     /// ```
     pub fn to_text(&self) -> String {
-        with_tape(self.id(), text)
+        self.with_data(|d| text(&View::new(self.id(), d, "to_text")))
     }
 }

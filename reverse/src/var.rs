@@ -1,22 +1,27 @@
-use crate::tape::{NO_PARENT, Node, active_id, misuse, push};
+use crate::tape::live::With;
+use crate::tape::live::{self, mixed};
+use crate::tape::storage::{NEG, TapeData, Unit, Weighted};
 use core::fmt;
 use num_traits::{One, Zero};
-use shared_ops::{Binary, Op, OpCode, Unary, rules};
+use shared_ops::{Binary, Op, OpCode, Unary, check_dot, rules};
 
-/// A reverse-mode variable: a small `Copy` handle to a node of the active [`Tape`](crate::Tape)
-/// (index and value), which records every operation it takes part in.
+/// A reverse-mode variable: a small `Copy` handle to a node of a [`Tape`](crate::Tape) (its value,
+/// its tape's id and its index), which records every operation it takes part in.
 ///
 /// It is an [`Op`], so generic user code records without change, and it is `Copy + 'static`, so
 /// it works as a nalgebra matrix element. A `Var` made without a tape ([`Var::constant`],
 /// `zero()`, `NumCast::from`) is a constant: it is not recorded and has no adjoint.
 ///
-/// Using a `Var` after its tape was dropped, while an inner tape records, with another tape, or
-/// on another thread panics with a message naming which of these happened. It never yields a
-/// wrong gradient.
+/// The scalar `T` (`f64` by default) is what the tape stores: `Var<Dual<f64>>` carries a
+/// tangent through the recording (forward-over-reverse), `Var<Var<f64>>` records its values and
+/// partials on an outer tape (reverse-over-reverse). The levels are apart by type, so they cannot
+/// be confused.
+///
+/// Using a `Var` after its tape was dropped, with a `Var` of another tape, or on another thread
+/// panics with a message naming which of these happened. It never yields a wrong gradient.
 ///
 /// ```
 /// use reverse::{Tape, Var};
-/// use shared_ops::Op;
 ///
 /// let tape = Tape::new();
 /// let (a, b) = (tape.var(2.0), tape.var(3.0));
@@ -25,26 +30,27 @@ use shared_ops::{Binary, Op, OpCode, Unary, rules};
 /// assert_eq!((g.wrt(a), g.wrt(b)), (3.0, 2.0));
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub struct Var {
-    value: f64,
+pub struct Var<T = f64> {
+    value: T,
     /// The tape's id; 0 for a constant.
     tape: u64,
     index: u32,
 }
 
-impl Var {
-    pub(crate) fn on_tape(value: f64, tape: u64, index: u32) -> Var {
+impl<T: Op> Var<T> {
+    pub(crate) fn on_tape(value: T, tape: u64, index: u32) -> Var<T> {
         Var { value, tape, index }
     }
 
-    /// A constant (not recorded; zero derivative).
+    /// A constant (not recorded; zero derivative). It lifts a number of the level below, e.g.
+    /// an outer derivative's variable into an inner recording.
     ///
     /// ```
     /// let c = reverse::Var::constant(2.5);
     /// assert!(c.is_constant());
     /// ```
     #[inline(always)]
-    pub const fn constant(value: f64) -> Var {
+    pub const fn constant(value: T) -> Var<T> {
         Var {
             value,
             tape: 0,
@@ -52,9 +58,13 @@ impl Var {
         }
     }
 
-    /// The primal value.
+    /// The value (one level down: an `f64` for `Var<f64>`, a `Dual` for `Var<Dual<f64>>`).
+    ///
+    /// ```
+    /// assert_eq!(reverse::Var::constant(1.5).value(), 1.5);
+    /// ```
     #[inline(always)]
-    pub const fn value(self) -> f64 {
+    pub fn value(self) -> T {
         self.value
     }
 
@@ -75,97 +85,159 @@ impl Var {
         self.tape
     }
 
-    /// Records a node with up to two (parent, partial) pairs on `tape`.
-    #[inline(always)]
-    fn record(tape: u64, value: f64, op: OpCode, parent: [u32; 2], partial: [f64; 2]) -> Var {
-        let index = push(
+    /// A variable of value `value` whose local partials with respect to the given variables are
+    /// given: one node with one edge per variable (constants are skipped). The general n-ary
+    /// operation, for a function whose derivative the caller knows (a library routine, a
+    /// solver's implicit derivative).
+    ///
+    /// # Panics
+    ///
+    /// If the variables belong to different tapes.
+    ///
+    /// ```
+    /// use reverse::{Tape, Var};
+    /// let tape = Tape::new();
+    /// let x = tape.vars(&[1.0, 2.0, 3.0]);
+    /// // f(x) = x₀·x₁·x₂, with its gradient written by hand.
+    /// let f = Var::from_partials(6.0, &[(x[0], 6.0), (x[1], 3.0), (x[2], 2.0)]);
+    /// assert_eq!(tape.gradient(f).wrt_all(&x), vec![6.0, 3.0, 2.0]);
+    /// ```
+    pub fn from_partials(value: T, edges: &[(Var<T>, T)]) -> Var<T> {
+        let Some(tape) = common_tape(edges.iter().map(|e| e.0)) else {
+            return Var::constant(value);
+        };
+        let index = live::record(
             tape,
-            Node {
-                value,
-                partial,
-                parent,
-                op,
-            },
+            With(|d: &mut TapeData<T>| {
+                let edges = edges.iter().filter(|e| !e.0.is_constant());
+                d.weighted_iter(edges.map(|e| (e.0.index, e.1)), value, OpCode::Node)
+            }),
         );
-        Var { value, tape, index }
+        Var::on_tape(value, tape, index)
     }
 
-    /// Records a node of a user-defined rule, keeping its name for traces.
+    /// A node with one weighted edge.
+    #[inline(always)]
+    fn weighted1(self, value: T, partial: T, op: OpCode) -> Var<T> {
+        let index = live::record(self.tape, Weighted([self.index], [partial], value, op));
+        Var::on_tape(value, self.tape, index)
+    }
+
+    /// A node with one unit edge (`NEG` in `flag` for −1).
+    #[inline(always)]
+    fn unit1(self, value: T, flag: u32, op: OpCode) -> Var<T> {
+        let index = live::record(self.tape, Unit([self.index | flag], value, op));
+        Var::on_tape(value, self.tape, index)
+    }
+
+    /// Keeps the name of a user-defined rule for traces (traced tapes only).
     #[cold]
-    fn record_custom(
-        tape: u64,
-        value: f64,
-        name: &'static str,
-        parent: [u32; 2],
-        partial: [f64; 2],
-    ) -> Var {
-        let v = Self::record(tape, value, OpCode::Custom, parent, partial);
-        crate::tape::with_tape_mut(tape, |t| t.custom.push((v.index, name)));
-        v
+    fn name_custom(self, name: &'static str) -> Var<T> {
+        live::record(
+            self.tape,
+            With(|d: &mut TapeData<T>| {
+                if let Some(v) = &mut d.views {
+                    v.custom.push((self.index, name));
+                }
+            }),
+        );
+        self
     }
 
-    /// The fused multiply-add rule (`Float::mul_add` calls it): one node, or two when all three
-    /// arguments are variables (a node has at most two parents).
-    fn fused_mul_add(self, a: Var, b: Var) -> Var {
+    /// The fused multiply-add rule (`Float::mul_add` calls it): one node with up to three edges.
+    fn fused_mul_add(self, a: Var<T>, b: Var<T>) -> Var<T> {
         let (value, [da, db, dc]) = rules::mul_add(self.value, a.value, b.value);
         let args = [(self, da), (a, db), (b, dc)];
-        let mut live = args.iter().filter(|(v, _)| !v.is_constant());
-        match (live.next(), live.next(), live.next()) {
-            (None, _, _) => Var::constant(value),
-            (Some(&(u, du)), None, _) => Self::record(
-                u.tape,
-                value,
-                OpCode::MulAdd,
-                [u.index, NO_PARENT],
-                [du, 0.0],
-            ),
-            (Some(&(u, du)), Some(&(w, dw)), None) => {
-                same_tape(u, w);
-                Self::record(u.tape, value, OpCode::MulAdd, [u.index, w.index], [du, dw])
-            }
-            _ => {
-                same_tape(self, a);
-                let t = Self::record(
-                    self.tape,
-                    self.value * a.value,
-                    OpCode::Mul,
-                    [self.index, a.index],
-                    [da, db],
+        match common_tape(args.iter().map(|e| e.0)) {
+            None => Var::constant(value),
+            Some(tape) => {
+                let index = live::record(
+                    tape,
+                    With(|d: &mut TapeData<T>| {
+                        let edges = args.iter().filter(|e| !e.0.is_constant());
+                        d.weighted_iter(edges.map(|e| (e.0.index, e.1)), value, OpCode::MulAdd)
+                    }),
                 );
-                same_tape(t, b);
-                Self::record(t.tape, value, OpCode::MulAdd, [t.index, b.index], [1.0, dc])
+                Var::on_tape(value, tape, index)
             }
         }
     }
-}
 
-/// Two variables of one operation must share a tape.
-#[inline(always)]
-fn same_tape(a: Var, b: Var) {
-    if a.tape != b.tape {
-        mixed(a, b);
+    /// `Sum` of an iterator: one node with a unit edge per variable. The items may record
+    /// nodes of their own while the iterator runs, so the operands are staged on the tape first.
+    fn sum_of(mut iter: impl Iterator<Item = Var<T>>) -> Var<T> {
+        let Some(first) = iter.next() else {
+            return Var::zero();
+        };
+        let mut value = first.value;
+        let (mut tape, mut base) = (0, 0);
+        let mut stage = |v: Var<T>, tape: &mut u64| {
+            if v.is_constant() {
+                return;
+            }
+            if *tape == 0 {
+                *tape = v.tape;
+                base = live::record::<T, _>(v.tape, Stage(v.index));
+            } else if v.tape != *tape {
+                mixed(*tape, v.tape);
+            } else {
+                live::record::<T, _>(v.tape, Stage(v.index));
+            }
+        };
+        stage(first, &mut tape);
+        for v in iter {
+            value += v.value;
+            stage(v, &mut tape);
+        }
+        if tape == 0 {
+            return Var::constant(value);
+        }
+        let index = live::record(
+            tape,
+            With(|d: &mut TapeData<T>| d.unit_staged(base, value, OpCode::Sum)),
+        );
+        Var::on_tape(value, tape, index)
     }
 }
 
-#[cold]
-#[inline(never)]
-fn mixed(a: Var, b: Var) -> ! {
-    // Blame the one that is not the recording tape.
-    misuse(if a.tape == active_id() {
-        b.tape
-    } else {
-        a.tape
-    })
+/// Stages an operand of a sum under construction.
+struct Stage(u32);
+
+impl<T: Copy> live::Append<T> for Stage {
+    type Out = usize;
+    #[inline(always)]
+    fn append(self, d: &mut TapeData<T>) -> usize {
+        d.stage(self.0)
+    }
 }
 
-impl Op for Var {
+/// The tape of the variables among `vars`, all of which must share it; `None` if all are
+/// constants. Checked before anything is appended, so a panic leaves the tape intact.
+fn common_tape<T: Op>(vars: impl Iterator<Item = Var<T>>) -> Option<u64> {
+    let mut tape = 0;
+    for v in vars.filter(|v| !v.is_constant()) {
+        if tape == 0 {
+            tape = v.tape;
+        } else if v.tape != tape {
+            mixed(tape, v.tape);
+        }
+    }
+    (tape != 0).then_some(tape)
+}
+
+impl<T: Op> Op for Var<T> {
     #[inline(always)]
     fn constant(c: f64) -> Self {
-        Var::constant(c)
+        Var::constant(T::constant(c))
     }
     #[inline(always)]
     fn value(&self) -> f64 {
-        self.value
+        self.value.value()
+    }
+    /// The value's parts (a `Var`'s derivative lives on its tape, not in the number).
+    #[inline(always)]
+    fn all_finite(&self) -> bool {
+        self.value.all_finite()
     }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
@@ -173,75 +245,114 @@ impl Op for Var {
         if self.is_constant() {
             return Var::constant(v);
         }
-        let (parent, partial) = ([self.index, NO_PARENT], [d, 0.0]);
-        if R::CODE == OpCode::Custom {
-            Self::record_custom(self.tape, v, R::NAME, parent, partial)
-        } else {
-            Self::record(self.tape, v, R::CODE, parent, partial)
+        match R::CODE {
+            OpCode::Neg => self.unit1(v, NEG, R::CODE),
+            OpCode::Custom => self.weighted1(v, d, R::CODE).name_custom(R::NAME),
+            _ => self.weighted1(v, d, R::CODE),
         }
     }
     #[inline(always)]
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
         let (v, da, db) = rule.eval(self.value, other.value);
-        // A constant argument is not recorded: its partial (possibly ∞ or NaN) is dropped.
-        let (tape, parent, partial) = match (self.is_constant(), other.is_constant()) {
+        // A constant argument is not recorded: its partial (possibly ∞ or NaN) is dropped. Sums
+        // and differences become unit edges: their partials are ±1 by the rule table.
+        let unit = matches!(R::CODE, OpCode::Add | OpCode::Sub);
+        let neg = if R::CODE == OpCode::Sub { NEG } else { 0 };
+        let out = match (self.is_constant(), other.is_constant()) {
             (true, true) => return Var::constant(v),
-            (false, true) => (self.tape, [self.index, NO_PARENT], [da, 0.0]),
-            (true, false) => (other.tape, [other.index, NO_PARENT], [db, 0.0]),
+            (false, true) if unit => self.unit1(v, 0, R::CODE),
+            (false, true) => self.weighted1(v, da, R::CODE),
+            (true, false) if unit => other.unit1(v, neg, R::CODE),
+            (true, false) => other.weighted1(v, db, R::CODE),
             (false, false) => {
-                same_tape(self, other);
-                if self.index == other.index {
-                    // x·x, x + x: one parent, one partial (half the adjoint updates).
-                    (self.tape, [self.index, self.index], [da + db, 0.0])
-                } else {
-                    (self.tape, [self.index, other.index], [da, db])
+                if self.tape != other.tape {
+                    mixed(self.tape, other.tape);
                 }
+                let (a, b) = (self.index, other.index);
+                // x·x, x + x, x − x: one edge with the summed partial (the exact 0 of x − x then
+                // stops an infinite adjoint).
+                let index = if a == b {
+                    live::record(self.tape, Weighted([a], [da + db], v, R::CODE))
+                } else if unit {
+                    live::record(self.tape, Unit([a, b | neg], v, R::CODE))
+                } else {
+                    live::record(self.tape, Weighted([a, b], [da, db], v, R::CODE))
+                };
+                Var::on_tape(v, self.tape, index)
             }
         };
         if R::CODE == OpCode::Custom {
-            Self::record_custom(tape, v, R::NAME, parent, partial)
+            out.name_custom(R::NAME)
         } else {
-            Self::record(tape, v, R::CODE, parent, partial)
+            out
         }
+    }
+
+    /// One node with an edge per variable operand (∂/∂aᵢ = bᵢ, ∂/∂bᵢ = aᵢ).
+    fn dot(a: &[Self], b: &[Self]) -> Self {
+        check_dot(a.len(), b.len());
+        let mut pairs = a.iter().zip(b);
+        let Some((x, y)) = pairs.next() else {
+            return Var::zero();
+        };
+        let value = pairs.fold(x.value * y.value, |s, (x, y)| s + x.value * y.value);
+        let Some(tape) = common_tape(a.iter().chain(b).copied()) else {
+            return Var::constant(value);
+        };
+        let index = live::record(
+            tape,
+            With(|d: &mut TapeData<T>| {
+                let edges = a.iter().zip(b).flat_map(|(x, y)| {
+                    let ex = (!x.is_constant()).then_some((x.index, y.value));
+                    let ey = (!y.is_constant()).then_some((y.index, x.value));
+                    ex.into_iter().chain(ey)
+                });
+                d.weighted_iter(edges, value, OpCode::Dot)
+            }),
+        );
+        Var::on_tape(value, tape, index)
     }
 }
 
-impl From<f64> for Var {
+impl<T: Op> From<T> for Var<T> {
     /// A constant.
     #[inline(always)]
-    fn from(c: f64) -> Self {
+    fn from(c: T) -> Self {
         Var::constant(c)
     }
 }
 
-shared_ops::impl_float_via_rules!(impl [] for Var, inner f64, primal |s| s.value);
+shared_ops::impl_float_via_rules!(
+    impl [T: Op] for Var<T>, inner T, primal |s| s.value,
+    sum |iter| Var::sum_of(iter)
+);
 
-impl Zero for Var {
+impl<T: Op> Zero for Var<T> {
     #[inline(always)]
     fn zero() -> Self {
-        Var::constant(0.0)
+        Var::constant(T::zero())
     }
     /// Structural: only a constant zero, never a recorded variable whose value is 0.
     #[inline(always)]
     fn is_zero(&self) -> bool {
-        self.is_constant() && self.value == 0.0
+        self.is_constant() && self.value.is_zero()
     }
 }
 
-impl One for Var {
+impl<T: Op> One for Var<T> {
     #[inline(always)]
     fn one() -> Self {
-        Var::constant(1.0)
+        Var::constant(T::one())
     }
 }
 
-impl Default for Var {
+impl<T: Op> Default for Var<T> {
     fn default() -> Self {
         Var::zero()
     }
 }
 
-impl fmt::Display for Var {
+impl<T: Op> fmt::Display for Var<T> {
     /// Formats the value, as `f64` does (so user code that prints numbers works unchanged).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.value, f)
@@ -251,18 +362,18 @@ impl fmt::Display for Var {
 // Mixed arithmetic with plain f64 constants, for hand-written (non-generic) code.
 macro_rules! with_f64 {
     ($($tr:ident $m:ident $rule:ident),*) => {$(
-        impl core::ops::$tr<f64> for Var {
-            type Output = Var;
+        impl<T: Op> core::ops::$tr<f64> for Var<T> {
+            type Output = Var<T>;
             #[inline(always)]
-            fn $m(self, c: f64) -> Var {
-                self.apply2(Var::constant(c), rules::$rule)
+            fn $m(self, c: f64) -> Var<T> {
+                self.apply2(<Var<T> as Op>::constant(c), rules::$rule)
             }
         }
-        impl core::ops::$tr<Var> for f64 {
-            type Output = Var;
+        impl<T: Op> core::ops::$tr<Var<T>> for f64 {
+            type Output = Var<T>;
             #[inline(always)]
-            fn $m(self, v: Var) -> Var {
-                Var::constant(self).apply2(v, rules::$rule)
+            fn $m(self, v: Var<T>) -> Var<T> {
+                <Var<T> as Op>::constant(self).apply2(v, rules::$rule)
             }
         }
     )*};

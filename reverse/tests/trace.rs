@@ -13,7 +13,7 @@ fn seed_example(tape: &Tape) -> (Var, Var, Var) {
 
 #[test]
 fn forward_trace_of_the_seed_example() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     seed_example(&tape);
     let want = "\
 forward pass (3 nodes, in recording order): values, and the local partials ∂v/∂u the tape stores
@@ -26,7 +26,7 @@ forward pass (3 nodes, in recording order): values, and the local partials ∂v/
 
 #[test]
 fn reverse_trace_of_the_seed_example() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let (_, _, z) = seed_example(&tape);
     let want = "\
 reverse sweep from z̄ = 1: ū += ∂v/∂u · v̄, nodes in reverse order
@@ -40,7 +40,7 @@ gradient: x̄ = 4
 
 #[test]
 fn tangent_trace_of_the_seed_example() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let (x, _, _) = seed_example(&tape);
     let want = "\
 tangent sweep (forward mode) from ẋ = 1: v̇ = Σ ∂v/∂u · u̇, nodes in recording order
@@ -54,7 +54,7 @@ outputs: ż = 4
 
 #[test]
 fn structured_steps_of_the_seed_example() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let (x, y, z) = seed_example(&tape);
 
     let fwd = tape.trace_forward();
@@ -98,7 +98,7 @@ fn structured_steps_of_the_seed_example() {
 
 #[test]
 fn dot_of_a_small_graph() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let x = tape.named_var("x", 2.0);
     let w = tape.named_var("w", 3.0);
     let p = tape.name(x * w, "p");
@@ -124,7 +124,7 @@ fn dot_of_a_small_graph() {
 
 #[test]
 fn dot_escapes_quotes_in_names() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let _ = tape.named_var("a \"quoted\" \\ name", 1.0);
     let dot = tape.to_dot();
     assert!(
@@ -137,10 +137,12 @@ fn dot_escapes_quotes_in_names() {
 
 #[test]
 fn text_rendering() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     seed_example(&tape);
+    // 3 nodes (4 bytes each), a weighted edge (12) and a unit edge (4), and on a traced tape
+    // each node's value and operation (9 bytes each).
     let want = "\
-tape: 3 nodes, 120 bytes
+tape: 3 nodes, 55 bytes
   node  name  op     value  parents (local partial)
      0  x     input  2
      1  y     powi   4      x (4)
@@ -148,12 +150,12 @@ tape: 3 nodes, 120 bytes
 ";
     assert_eq!(tape.to_text(), want);
 
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let a = tape.var(1.0);
     let b = tape.var(-2.0);
     let _ = (a * b).exp() - a;
     let want = "\
-tape: 5 nodes, 200 bytes
+tape: 5 nodes, 109 bytes
   node  name  op     value      parents (local partial)
      0  v₀    input  1
      1  v₁    input  -2
@@ -166,7 +168,7 @@ tape: 5 nodes, 200 bytes
 
 #[test]
 fn unnamed_nodes_get_textbook_names_and_names_can_be_given_late() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let x = tape.var(0.5);
     let mut v = x;
     for _ in 0..11 {
@@ -213,7 +215,7 @@ fn custom_operations_show_their_names() {
             )
         }
     }
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let x = tape.named_var("x", 0.0);
     let w = tape.named_var("w", 4.0);
     let s = tape.name(x.apply1(Softplus), "s");
@@ -246,7 +248,7 @@ fn custom_operations_show_their_names() {
 
 #[test]
 fn constants_are_recovered_where_exact() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let x = tape.named_var("x", 2.0);
     let exprs = [
         x + 3.0,
@@ -309,7 +311,7 @@ fn program<T: Op>(x: &[T]) -> Vec<T> {
 fn tangent_trace_agrees_with_forward_duals() {
     use forward::Dual;
     let x0 = [0.7, -1.3, 0.4];
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let xs = tape.vars(&x0);
     let ys = program(&xs);
     for (k, dir) in [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.3, -2.0, 0.5]]
@@ -339,7 +341,7 @@ fn tangent_trace_agrees_with_forward_duals() {
 
 #[test]
 fn adjoint_trace_agrees_with_the_sweep() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let xs = tape.vars(&[0.7, -1.3, 0.4]);
     let ys = program(&xs);
     for seeds in [
@@ -379,7 +381,7 @@ fn adjoint_trace_agrees_with_the_sweep() {
 
 #[test]
 fn zero_partials_propagate_nothing() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let x = tape.named_var("x", 1.5);
     let y = tape.name(x.floor() + x.sin(), "y");
     let t = tape.trace_reverse(y);
@@ -394,7 +396,7 @@ fn zero_partials_propagate_nothing() {
 
 #[test]
 fn constants_and_foreign_vars() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     let x = tape.var(2.0);
     let y = x * x;
     let c = Var::constant(3.0);
@@ -405,7 +407,7 @@ fn constants_and_foreign_vars() {
     assert!(empty.steps.is_empty());
     assert!(empty.to_string().starts_with("reverse sweep from no seed"));
 
-    let other = Tape::new();
+    let other = Tape::traced();
     let z = other.var(1.0);
     let msg = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         tape.trace_reverse(z);
@@ -417,9 +419,9 @@ fn constants_and_foreign_vars() {
 
 #[test]
 fn traces_work_on_an_outer_tape_while_an_inner_one_records() {
-    let outer = Tape::new();
+    let outer = Tape::traced();
     let (x, _, z) = seed_example(&outer);
-    let inner = Tape::new();
+    let inner = Tape::traced();
     let _ = inner.var(1.0) * 2.0;
     assert_eq!(outer.trace_reverse(z).of(x), 4.0);
     assert_eq!(outer.trace_forward().steps.len(), 3);
@@ -428,7 +430,7 @@ fn traces_work_on_an_outer_tape_while_an_inner_one_records() {
 
 #[test]
 fn empty_tape() {
-    let tape = Tape::new();
+    let tape = Tape::traced();
     assert_eq!(
         tape.trace_forward().to_string(),
         "forward pass (0 nodes, in recording order): values, and the local partials ∂v/∂u the tape stores\n"

@@ -6,8 +6,9 @@
 /// [`Op::apply1`](crate::Op::apply1) / [`Op::apply2`](crate::Op::apply2) and a rule of
 /// [`rules`](crate::rules).
 ///
-/// Arguments: the impl generics and the type, the type one level down (`inner`), and how to read
-/// the primal at that level. The type must itself implement `Op`, `Zero`, `One`, `Copy`,
+/// Arguments: the impl generics and the type, the type one level down (`inner`), how to read
+/// the primal at that level, and optionally how to `sum` an iterator (default: a fold of `+`
+/// from the first item; a tape makes it one n-ary node). The type must itself implement `Op`, `Zero`, `One`, `Copy`,
 /// `Default`, `Debug`, `Display`, `From<inner>` and an inherent
 /// `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one three-argument rule).
 /// Comparisons look at the primal only, as a user of `f64` expects.
@@ -15,6 +16,22 @@
 #[macro_export]
 macro_rules! impl_float_via_rules {
     (impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr) => {
+        // A fold from the first item, not from zero: n − 1 additions, not n.
+        $crate::impl_float_via_rules!(
+            impl [$($gen)*] for $ty, inner $inner, primal |$s| $primal,
+            sum |iter| {
+                let mut iter = iter;
+                match iter.next() {
+                    Some(first) => iter.fold(first, |a, b| a + b),
+                    None => <Self as $crate::num_traits::Zero>::zero(),
+                }
+            }
+        );
+    };
+    (
+        impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr,
+        sum |$it:ident| $sum:expr
+    ) => {
         impl<$($gen)*> ::core::ops::Neg for $ty {
             type Output = Self;
             #[inline(always)]
@@ -30,12 +47,8 @@ macro_rules! impl_float_via_rules {
         $crate::impl_float_via_rules!(@bin [$($gen)*] $ty, Rem rem RemAssign rem_assign);
 
         impl<$($gen)*> ::core::iter::Sum for $ty {
-            // A fold from the first item, not from zero: a tape then records n − 1 additions, not n.
-            fn sum<I: Iterator<Item = Self>>(mut iter: I) -> Self {
-                match iter.next() {
-                    Some(first) => iter.fold(first, |a, b| a + b),
-                    None => <Self as $crate::num_traits::Zero>::zero(),
-                }
+            fn sum<I: Iterator<Item = Self>>($it: I) -> Self {
+                $sum
             }
         }
         impl<'a, $($gen)*> ::core::iter::Sum<&'a $ty> for $ty {

@@ -106,6 +106,57 @@ pub trait Op: Float + NumAssign + Sum + Product + Debug + Display + Default + 's
 
     /// Applies a two-argument derivative rule to `(self, other)`.
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self;
+
+    /// True when every part of the number is finite: the value and, for a derivative type, each
+    /// derivative part at every nesting level (`Float::is_finite` reads the primal value only).
+    /// Sweeps use it to apply the structural-zero convention only where a part can be ∞ or NaN.
+    ///
+    /// ```
+    /// use shared_ops::Op;
+    /// assert!(1.0_f64.all_finite());
+    /// assert!(!f64::INFINITY.all_finite());
+    /// ```
+    #[inline(always)]
+    fn all_finite(&self) -> bool {
+        self.is_finite()
+    }
+
+    /// The dot product `Σ aᵢ·bᵢ`, summed in order from the first product.
+    ///
+    /// One elementary operation with `2k` operands: on a reverse tape it is one node (∂/∂aᵢ = bᵢ,
+    /// ∂/∂bᵢ = aᵢ) instead of `2k − 1`, which is where most of the time of linear algebra goes.
+    /// Every other number type computes the plain sum of products.
+    ///
+    /// # Panics
+    ///
+    /// If `a` and `b` differ in length.
+    ///
+    /// ```
+    /// use shared_ops::Op;
+    /// assert_eq!(f64::dot(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]), 32.0);
+    /// assert_eq!(f64::dot(&[], &[]), 0.0);
+    /// ```
+    fn dot(a: &[Self], b: &[Self]) -> Self {
+        check_dot(a.len(), b.len());
+        a.iter().zip(b).map(|(&x, &y)| x * y).sum()
+    }
+}
+
+/// The length check of [`Op::dot`], shared by its implementations.
+#[doc(hidden)]
+#[track_caller]
+#[inline]
+pub fn check_dot(a: usize, b: usize) {
+    if a != b {
+        dot_lengths(a, b)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn dot_lengths(a: usize, b: usize) -> ! {
+    panic!("Op::dot of slices of lengths {a} and {b}: they must have the same length")
 }
 
 macro_rules! plain_float {

@@ -135,7 +135,7 @@ macro_rules! op_codes {
 }
 
 op_codes! {
-    Input => "input", Custom => "custom",
+    Input => "input", Custom => "custom", Sum => "sum", Dot => "dot", Node => "node",
     Add => "+", Sub => "-", Mul => "*", Div => "/", Rem => "%", Neg => "neg",
     Recip => "recip", Powi => "powi", Powf => "powf", Sqrt => "sqrt", Cbrt => "cbrt",
     Exp => "exp", Exp2 => "exp2", ExpM1 => "exp_m1", Ln => "ln", Log => "log", Log2 => "log2",

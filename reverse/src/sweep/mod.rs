@@ -1,0 +1,225 @@
+//! Adjoint sweeps over a live [`Tape`] or a finished [`Recording`], and their results.
+//!
+//! The recording is `Send + Sync`, so the sweeps of one recording can run on several threads.
+
+mod kernel;
+
+use crate::tape::live::foreign;
+use crate::tape::{Recording, Tape};
+use crate::var::Var;
+use shared_ops::Op;
+
+/// The adjoints of one reverse sweep: `∂(seeded output)/∂(node)` for every node of the tape.
+///
+/// ```
+/// let tape = reverse::Tape::new();
+/// let x = tape.var(3.0);
+/// let y = x * x;
+/// let adj = tape.gradient(y);
+/// assert_eq!(adj.wrt(x), 6.0);
+/// assert_eq!(adj.wrt(reverse::Var::constant(1.0)), 0.0); // constants have no adjoint
+/// ```
+#[derive(Clone, Debug)]
+pub struct Adjoints<T = f64> {
+    tape: u64,
+    adj: Vec<T>,
+}
+
+impl<T> Default for Adjoints<T> {
+    fn default() -> Self {
+        Adjoints {
+            tape: 0,
+            adj: Vec::new(),
+        }
+    }
+}
+
+impl<T: Op> Adjoints<T> {
+    /// The adjoint of `v` (0 for a constant, or for a node after the seeded outputs).
+    /// Panics if `v` belongs to another tape.
+    pub fn wrt(&self, v: Var<T>) -> T {
+        if v.is_constant() {
+            return T::zero();
+        }
+        if v.tape() != self.tape {
+            foreign(v.tape(), self.tape);
+        }
+        self.adj
+            .get(v.index() as usize)
+            .copied()
+            .unwrap_or_else(T::zero)
+    }
+
+    /// The adjoints of several variables, e.g. all inputs: the gradient.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.vars(&[1.0, 2.0]);
+    /// let y = x[0] * x[1];
+    /// assert_eq!(tape.gradient(y).wrt_all(&x), vec![2.0, 1.0]);
+    /// ```
+    pub fn wrt_all(&self, vs: &[Var<T>]) -> Vec<T> {
+        vs.iter().map(|&v| self.wrt(v)).collect()
+    }
+
+    /// The adjoint of every node, by index (as long as the last seeded node).
+    pub fn as_slice(&self) -> &[T] {
+        &self.adj
+    }
+}
+
+/// The adjoints of a vector sweep: `Q` adjoint directions carried at once.
+///
+/// ```
+/// use reverse::Float;
+/// let tape = reverse::Tape::new();
+/// let x = tape.var(2.0);
+/// let (y1, y2) = (x * x, x.sin());
+/// let adj = tape.sweep_vec(&[(y1, [1.0, 0.0]), (y2, [0.0, 1.0])]);
+/// assert_eq!(adj.wrt(x), [4.0, 2.0_f64.cos()]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct AdjointsVec<T, const Q: usize> {
+    tape: u64,
+    adj: Vec<[T; Q]>,
+}
+
+impl<T, const Q: usize> Default for AdjointsVec<T, Q> {
+    fn default() -> Self {
+        AdjointsVec {
+            tape: 0,
+            adj: Vec::new(),
+        }
+    }
+}
+
+impl<T: Op, const Q: usize> AdjointsVec<T, Q> {
+    /// The `Q` adjoints of `v` (zeros for a constant).
+    pub fn wrt(&self, v: Var<T>) -> [T; Q] {
+        if v.is_constant() {
+            return [T::zero(); Q];
+        }
+        if v.tape() != self.tape {
+            foreign(v.tape(), self.tape);
+        }
+        self.adj
+            .get(v.index() as usize)
+            .copied()
+            .unwrap_or([T::zero(); Q])
+    }
+}
+
+/// The sweep methods, identical for a live tape and a finished recording.
+macro_rules! sweep_methods {
+    ($ty:ident, $make:literal) => {
+        impl<T: Op> $ty<T> {
+            /// One reverse sweep seeded with `ȳ = 1`: the gradient of `y` with respect to every
+            /// node.
+            ///
+            /// ```
+            #[doc = $make]
+            /// assert_eq!(t.gradient(y).wrt(x), 4.0);
+            /// ```
+            pub fn gradient(&self, y: Var<T>) -> Adjoints<T> {
+                self.sweep(&[(y, T::one())])
+            }
+
+            /// One reverse sweep from arbitrary output adjoints (a vector-Jacobian product).
+            /// The recording is not consumed: sweep it again with other seeds.
+            ///
+            /// ```
+            #[doc = $make]
+            /// assert_eq!(t.sweep(&[(y, 0.5)]).wrt(x), 2.0);
+            /// assert_eq!(t.sweep(&[(y, 2.0)]).wrt(x), 8.0); // replayed
+            /// ```
+            pub fn sweep(&self, seeds: &[(Var<T>, T)]) -> Adjoints<T> {
+                let mut out = Adjoints::default();
+                self.sweep_into(seeds, &mut out);
+                out
+            }
+
+            /// [`sweep`](Self::sweep) into a reused buffer: no allocation once it is large
+            /// enough.
+            ///
+            /// ```
+            #[doc = $make]
+            /// let mut adj = reverse::Adjoints::default();
+            /// t.sweep_into(&[(y, 1.0)], &mut adj);
+            /// assert_eq!(adj.wrt(x), 4.0);
+            /// ```
+            pub fn sweep_into(&self, seeds: &[(Var<T>, T)], out: &mut Adjoints<T>) {
+                let end = seed_end(self.id(), seeds.iter().map(|s| s.0));
+                out.tape = self.id();
+                out.adj.clear();
+                out.adj.resize(end, T::zero());
+                for &(v, s) in seeds {
+                    if !v.is_constant() {
+                        out.adj[v.index() as usize] += s;
+                    }
+                }
+                self.with_data(|d| kernel::scalar(d, &mut out.adj));
+            }
+
+            /// One reverse sweep carrying `Q` adjoint directions at once: `Q` rows of a
+            /// Jacobian for one pass over the tape. Each lane equals what
+            /// [`sweep`](Self::sweep) gives for its seeds.
+            ///
+            /// ```
+            #[doc = $make]
+            /// assert_eq!(t.sweep_vec(&[(y, [1.0, 3.0])]).wrt(x), [4.0, 12.0]);
+            /// ```
+            pub fn sweep_vec<const Q: usize>(
+                &self,
+                seeds: &[(Var<T>, [T; Q])],
+            ) -> AdjointsVec<T, Q> {
+                let mut out = AdjointsVec::default();
+                self.sweep_vec_into(seeds, &mut out);
+                out
+            }
+
+            /// [`sweep_vec`](Self::sweep_vec) into a reused buffer.
+            pub fn sweep_vec_into<const Q: usize>(
+                &self,
+                seeds: &[(Var<T>, [T; Q])],
+                out: &mut AdjointsVec<T, Q>,
+            ) {
+                let end = seed_end(self.id(), seeds.iter().map(|s| s.0));
+                out.tape = self.id();
+                out.adj.clear();
+                out.adj.resize(end, [T::zero(); Q]);
+                for &(v, s) in seeds {
+                    if !v.is_constant() {
+                        let a = &mut out.adj[v.index() as usize];
+                        for (a, s) in a.iter_mut().zip(s) {
+                            *a += s;
+                        }
+                    }
+                }
+                self.with_data(|d| kernel::lanes(d, &mut out.adj));
+            }
+        }
+    };
+}
+
+sweep_methods!(
+    Tape,
+    "let t = reverse::Tape::new();\nlet x = t.var(2.0);\nlet y = x * x;"
+);
+sweep_methods!(
+    Recording,
+    "let tape = reverse::Tape::new();\nlet x = tape.var(2.0);\nlet y = x * x;\nlet t = tape.finish();"
+);
+
+/// One past the last seeded node: nodes after it cannot reach a seed, so the sweep skips them.
+/// Panics for a seed of another tape.
+fn seed_end<T: Op>(id: u64, seeds: impl Iterator<Item = Var<T>>) -> usize {
+    let mut end = 0;
+    for v in seeds {
+        match v.tape() {
+            0 => {}
+            t if t == id => end = end.max(v.index() as usize + 1),
+            t => foreign(t, id),
+        }
+    }
+    end
+}

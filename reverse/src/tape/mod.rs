@@ -1,0 +1,382 @@
+//! The tape: a flat Wengert list per recording, registered with this thread while it records.
+//!
+//! * [`storage`]: the arrays (structure of arrays) and how a node is appended;
+//! * [`live`]: the thread's registry of recording tapes, which `Var` arithmetic appends to;
+//! * [`memory`]: buffers kept between recordings, capped, and released on request.
+
+pub(crate) mod live;
+pub(crate) mod memory;
+pub(crate) mod storage;
+
+use crate::var::Var;
+use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::ptr::NonNull;
+use live::Borrow;
+use shared_ops::Op;
+use storage::TapeData;
+
+/// A recording: the handle of one Wengert list on this thread.
+///
+/// Create it, make inputs with [`Tape::var`], compute with the returned [`Var`]s (every
+/// operation appends one node), then sweep adjoints back as often as needed with
+/// [`Tape::gradient`] or [`Tape::sweep`]. Dropping the tape ends the recording; its `Var`s then
+/// panic with a clear message if used in arithmetic again.
+///
+/// The tape is generic over its scalar `T` (`f64` by default): a `Tape<Dual<f64>>` records
+/// values and partials that carry a tangent (forward-over-reverse), a `Tape<Var<f64>>` records
+/// them on an outer tape (reverse-over-reverse). Tapes nest: any number record at once on a
+/// thread, each `Var` appending to its own.
+///
+/// A tape is tied to its thread (`!Send`); [`Tape::finish`] detaches the recording for sweeps on
+/// any thread.
+///
+/// ```
+/// use reverse::Tape;
+///
+/// let tape = Tape::new();
+/// let x = tape.var(2.0);
+/// let z = x * x + 3.0;
+/// assert_eq!(z.value(), 7.0);
+/// assert_eq!(tape.gradient(z).wrt(x), 4.0);
+/// ```
+pub struct Tape<T: Op = f64> {
+    id: u64,
+    data: NonNull<TapeData<T>>,
+    /// `!Send` and `!Sync` (the registry is thread-local), and owns a `TapeData<T>`.
+    _owns: PhantomData<(TapeData<T>, *const ())>,
+}
+
+impl<T: Op> Default for Tape<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Op> Tape<T> {
+    /// Starts a recording on this thread.
+    pub fn new() -> Tape<T> {
+        Self::open(0, false)
+    }
+
+    /// Starts a recording with room for `nodes` nodes (and as many edges). Buffers kept from an
+    /// earlier recording on this thread are reused when there are some (see
+    /// [`SPARE_BYTES`](crate::SPARE_BYTES)).
+    ///
+    /// ```
+    /// let tape = reverse::Tape::<f64>::with_capacity(1000);
+    /// assert!(tape.is_empty());
+    /// ```
+    pub fn with_capacity(nodes: usize) -> Tape<T> {
+        Self::open(nodes, false)
+    }
+
+    /// Starts a *traced* recording: besides what sweeps need, it keeps each node's value and
+    /// operation, so that it can be printed ([`Tape::trace_forward`], [`Tape::to_dot`], …).
+    /// That costs `size_of::<T>() + 1` bytes more per node.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::traced();
+    /// let x = tape.named_var("x", 2.0);
+    /// let _ = x * x;
+    /// assert!(tape.to_text().contains("x * x") || tape.to_text().contains("*"));
+    /// ```
+    pub fn traced() -> Tape<T> {
+        Self::open(0, true)
+    }
+
+    fn open(nodes: usize, traced: bool) -> Tape<T> {
+        let mut data = memory::take::<T>();
+        data.reset(traced);
+        data.reserve(nodes);
+        let (id, data) = live::open(Box::new(data));
+        Tape {
+            id,
+            data,
+            _owns: PhantomData,
+        }
+    }
+
+    /// This tape's id (unique on this thread; 0 is never used).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A view of the storage for the duration of `f`.
+    pub(crate) fn with_data<R>(&self, f: impl FnOnce(&TapeData<T>) -> R) -> R {
+        let view = Borrow::new(self.id, &self.data);
+        f(view.data())
+    }
+
+    /// A new independent variable (an input node) with value `x`.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(1.5);
+    /// assert_eq!(x.value(), 1.5);
+    /// ```
+    pub fn var(&self, x: T) -> Var<T> {
+        let i = live::record(self.id, storage::Input(x));
+        Var::on_tape(x, self.id, i)
+    }
+
+    /// A variable for each value of `xs`.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let v = tape.vars(&[1.0, 2.0]);
+    /// assert_eq!(v[1].value(), 2.0);
+    /// ```
+    pub fn vars(&self, xs: &[T]) -> Vec<Var<T>> {
+        let first = live::record(
+            self.id,
+            live::With(|d: &mut TapeData<T>| {
+                let first = d.len() as u32;
+                for &x in xs {
+                    d.input(x);
+                }
+                first
+            }),
+        );
+        xs.iter()
+            .zip(first..)
+            .map(|(&x, i)| Var::on_tape(x, self.id, i))
+            .collect()
+    }
+
+    /// A named variable; the name appears in traces and graph exports.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.named_var("x", 2.0);
+    /// assert_eq!(tape.name_of(x).as_deref(), Some("x"));
+    /// ```
+    pub fn named_var(&self, name: &str, x: T) -> Var<T> {
+        let v = self.var(x);
+        self.name(v, name);
+        v
+    }
+
+    /// Names an existing variable of this tape (for traces and graph exports).
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(2.0);
+    /// let y = tape.name(x * x, "y");
+    /// assert_eq!(tape.name_of(y).as_deref(), Some("y"));
+    /// ```
+    pub fn name(&self, v: Var<T>, name: &str) -> Var<T> {
+        if let Some(i) = self.index_of(v) {
+            live::record(
+                self.id,
+                live::With(|d: &mut TapeData<T>| {
+                    d.names.retain(|(j, _)| *j != i);
+                    d.names.push((i, name.to_string()));
+                }),
+            );
+        }
+        v
+    }
+
+    /// The name given to `v`, if any.
+    pub fn name_of(&self, v: Var<T>) -> Option<String> {
+        let i = self.index_of(v)?;
+        self.with_data(|d| {
+            d.names
+                .iter()
+                .find(|(j, _)| *j == i)
+                .map(|(_, n)| n.clone())
+        })
+    }
+
+    /// The node index of `v` on this tape; `None` for a constant. Panics for a `Var` of another
+    /// tape.
+    pub(crate) fn index_of(&self, v: Var<T>) -> Option<u32> {
+        match v.tape() {
+            0 => None,
+            id if id == self.id => Some(v.index()),
+            id => live::foreign(id, self.id),
+        }
+    }
+
+    /// Number of nodes recorded so far.
+    ///
+    /// ```
+    /// use reverse::Float;
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(2.0);
+    /// let _ = x.sin() * x;
+    /// assert_eq!(tape.len(), 3);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.with_data(|d| d.len())
+    }
+
+    /// True before anything is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What the recording holds so far: nodes, edges and bytes.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let (x, y) = (tape.var(1.0), tape.var(2.0));
+    /// let _ = x * y + x;
+    /// let s = tape.stats();
+    /// assert_eq!((s.nodes, s.edges, s.unit_edges), (4, 2, 2));
+    /// assert_eq!(s.bytes, 4 * 4 + 2 * 12 + 2 * 4);
+    /// ```
+    pub fn stats(&self) -> TapeStats {
+        self.with_data(TapeStats::of)
+    }
+
+    /// Forgets every node, keeping the capacity, and invalidates the `Var`s recorded so far (the
+    /// tape takes a fresh id), so it can record a new evaluation without allocating.
+    ///
+    /// ```
+    /// let mut tape = reverse::Tape::new();
+    /// let x = tape.var(1.0);
+    /// let _ = x * x;
+    /// tape.clear();
+    /// assert!(tape.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        let fresh = live::new_id();
+        live::with_mut(self.id, &mut self.data, |d| {
+            let traced = d.views.is_some();
+            d.reset(traced);
+        });
+        live::rename(self.id, fresh);
+        self.id = fresh;
+    }
+
+    /// Ends the recording and returns it, detached from this thread: it can be swept from any
+    /// thread, and its `Var`s no longer take part in arithmetic.
+    pub fn finish(self) -> Recording<T> {
+        let me = ManuallyDrop::new(self);
+        Recording {
+            id: me.id,
+            data: *live::close(me.id, me.data),
+        }
+    }
+}
+
+impl<T: Op> Drop for Tape<T> {
+    fn drop(&mut self) {
+        memory::give(*live::close(self.id, self.data));
+    }
+}
+
+/// A finished recording: the Wengert list of a [`Tape`], detached from the thread that recorded
+/// it. It can be swept any number of times, from any thread (`Send + Sync`), while a new tape
+/// records. Its `Var`s can no longer take part in arithmetic.
+///
+/// ```
+/// use reverse::Tape;
+/// let tape = Tape::new();
+/// let x = tape.vars(&[1.0, 2.0]);
+/// let ys = [x[0] * x[1], x[0] - x[1]];
+/// let rec = tape.finish();
+/// let (rec, x) = (&rec, &x);
+/// let rows: Vec<Vec<f64>> = std::thread::scope(|s| {
+///     let handles: Vec<_> =
+///         ys.iter().map(|&y| s.spawn(move || rec.gradient(y).wrt_all(x))).collect();
+///     handles.into_iter().map(|h| h.join().unwrap()).collect()
+/// });
+/// assert_eq!(rows, vec![vec![2.0, 1.0], vec![1.0, -1.0]]);
+/// ```
+pub struct Recording<T: Op = f64> {
+    id: u64,
+    data: TapeData<T>,
+}
+
+impl<T: Op> Drop for Recording<T> {
+    fn drop(&mut self) {
+        memory::give(core::mem::take(&mut self.data));
+    }
+}
+
+impl<T: Op> Recording<T> {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// True if nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.data.len() == 0
+    }
+
+    /// Nodes, edges and bytes of the recording.
+    ///
+    /// ```
+    /// use reverse::Float;
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(1.0);
+    /// let _ = x.sin();
+    /// let s = tape.finish().stats();
+    /// assert_eq!((s.nodes, s.edges, s.bytes), (2, 1, 2 * 4 + 12));
+    /// ```
+    pub fn stats(&self) -> TapeStats {
+        TapeStats::of(&self.data)
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub(crate) fn with_data<R>(&self, f: impl FnOnce(&TapeData<T>) -> R) -> R {
+        f(&self.data)
+    }
+}
+
+/// What a recording holds, and its memory.
+///
+/// Bytes per node and per edge, with `s = size_of::<T>()` (8 for `f64`):
+///
+/// | item | bytes | what |
+/// |---|---|---|
+/// | node | 4 | where its edges start |
+/// | weighted edge | 4 + s | the operand's index and the partial `∂v/∂u` |
+/// | unit edge | 4 | the operand's index and a sign: a partial of ±1 (sums, differences) |
+/// | traced node | + s + 1 | its value and operation ([`Tape::traced`] only) |
+///
+/// So `a·b` costs 4 + 2·12 = 28 bytes and `a + b` 4 + 2·4 = 12 bytes on a tape of `f64`; a sum
+/// or dot product of n terms is one node with n (unit) or 2n (weighted) edges.
+///
+/// ```
+/// let tape = reverse::Tape::new();
+/// let x = tape.vars(&[1.0, 2.0, 3.0]);
+/// let _: reverse::Var = x.iter().copied().sum(); // one node, three unit edges
+/// let s = tape.stats();
+/// assert_eq!((s.nodes, s.unit_edges, s.bytes), (4, 3, 4 * 4 + 3 * 4));
+/// assert_eq!(s.bytes_per_node(), 7.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TapeStats {
+    /// Nodes: inputs and elementary operations.
+    pub nodes: usize,
+    /// Weighted edges (an operand and a stored partial).
+    pub edges: usize,
+    /// Unit edges (an operand and a sign).
+    pub unit_edges: usize,
+    /// Bytes recorded (lengths, not the capacity reserved).
+    pub bytes: usize,
+}
+
+impl TapeStats {
+    fn of<T: Copy>(d: &TapeData<T>) -> TapeStats {
+        TapeStats {
+            nodes: d.start.len(),
+            edges: d.parent.len(),
+            unit_edges: d.unit.len(),
+            bytes: d.bytes(),
+        }
+    }
+
+    /// Average bytes per node, edges included (0 for an empty tape).
+    pub fn bytes_per_node(&self) -> f64 {
+        self.bytes as f64 / self.nodes.max(1) as f64
+    }
+}

@@ -1,0 +1,317 @@
+//! The Wengert list as flat arrays (structure of arrays), and how a node is appended.
+//!
+//! A node is one elementary operation; an edge joins it to one operand (its parent) and holds
+//! the local partial `∂v/∂u`. A sweep reads, per node, where its edges start, and per edge the
+//! parent and the partial:
+//!
+//! | array | per | bytes (`T = f64`) | holds |
+//! |---|---|---|---|
+//! | `start` | node | 4 | index of the node's first edge; the top bit marks a *unit* node |
+//! | `parent`, `partial` | weighted edge | 4 + 8 | operand index, and `∂v/∂u` |
+//! | `unit` | unit edge | 4 | operand index; the top bit means `∂v/∂u = −1`, else `+1` |
+//!
+//! A node's edges are all weighted or all unit. Unit nodes are the sums and differences
+//! (`a + b`, `a − b`, `−a`, `a + c`, a sum of n terms): their partials are ±1 by the rule table,
+//! so the tape keeps only the operand and the sign, a third of a weighted edge. Weighted edges
+//! of a node end where the next weighted node's begin (unit edges likewise), so a sweep walking
+//! back needs no end index.
+//!
+//! Values and operation codes are not needed by a sweep; a *traced* tape keeps them too, in
+//! [`Views`], for traces and graph exports.
+
+use super::live::Append;
+use shared_ops::OpCode;
+
+/// In `start`: the node's edges are in `unit`.
+pub(crate) const UNIT: u32 = 1 << 31;
+/// In a unit edge: the partial is −1 (else +1).
+pub(crate) const NEG: u32 = 1 << 31;
+/// The most nodes one tape holds, and the most edges of each kind (indices keep a flag bit).
+pub(crate) const MAX: usize = (UNIT - 1) as usize;
+
+/// What a traced tape keeps beside the sweep's arrays.
+#[derive(Clone, Debug)]
+pub(crate) struct Views<T> {
+    /// Each node's value.
+    pub values: Vec<T>,
+    /// Each node's operation.
+    pub ops: Vec<OpCode>,
+    /// Names of user-defined operations, by node.
+    pub custom: Vec<(u32, &'static str)>,
+}
+
+impl<T> Default for Views<T> {
+    fn default() -> Self {
+        Views {
+            values: Vec::new(),
+            ops: Vec::new(),
+            custom: Vec::new(),
+        }
+    }
+}
+
+/// One recording: the arrays above, and the names given to variables.
+#[derive(Clone, Debug)]
+pub(crate) struct TapeData<T> {
+    pub start: Vec<u32>,
+    pub parent: Vec<u32>,
+    pub partial: Vec<T>,
+    pub unit: Vec<u32>,
+    /// Operands of sums being collected from an iterator (whose items may record first).
+    pub staged: Vec<u32>,
+    pub views: Option<Views<T>>,
+    pub names: Vec<(u32, String)>,
+}
+
+impl<T> Default for TapeData<T> {
+    fn default() -> Self {
+        TapeData {
+            start: Vec::new(),
+            parent: Vec::new(),
+            partial: Vec::new(),
+            unit: Vec::new(),
+            staged: Vec::new(),
+            views: None,
+            names: Vec::new(),
+        }
+    }
+}
+
+/// The edges of one node: a range of `parent`/`partial`, or of `unit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Edges {
+    Weighted(usize, usize),
+    Unit(usize, usize),
+}
+
+impl<T: Copy> TapeData<T> {
+    /// Forgets every node, keeping the capacity; `traced` says whether to keep views.
+    pub fn reset(&mut self, traced: bool) {
+        self.start.clear();
+        self.parent.clear();
+        self.partial.clear();
+        self.unit.clear();
+        self.staged.clear();
+        self.names.clear();
+        self.views = traced.then(Views::default);
+    }
+
+    /// Room for `nodes` nodes and as many edges of each kind, beyond what is recorded.
+    pub fn reserve(&mut self, nodes: usize) {
+        let room = |len: usize| nodes.min(MAX.saturating_sub(len));
+        self.start.reserve_exact(room(self.start.len()));
+        self.parent.reserve_exact(room(self.parent.len()));
+        self.partial.reserve_exact(room(self.partial.len()));
+        self.unit.reserve_exact(room(self.unit.len()));
+    }
+
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    /// Appends a node whose edges begin at `first` (with the `UNIT` flag for unit edges).
+    #[inline(always)]
+    fn node(&mut self, first: u32, value: T, op: OpCode) -> u32 {
+        let i = self.start.len();
+        if i == self.start.capacity() {
+            grow(&mut self.start, 1, "nodes");
+        }
+        self.start.push(first);
+        if let Some(v) = &mut self.views {
+            v.values.push(value);
+            v.ops.push(op);
+        }
+        i as u32
+    }
+
+    /// An input: a node without edges.
+    #[inline(always)]
+    pub fn input(&mut self, value: T) -> u32 {
+        let first = self.parent.len() as u32;
+        self.node(first, value, shared_ops::OpCode::Input)
+    }
+
+    /// A node with `K` weighted edges.
+    #[inline(always)]
+    pub fn weighted<const K: usize>(
+        &mut self,
+        parents: [u32; K],
+        partials: [T; K],
+        value: T,
+        op: OpCode,
+    ) -> u32 {
+        let first = self.parent.len();
+        if first + K > self.parent.capacity() {
+            self.grow_weighted(K);
+        }
+        self.parent.extend_from_slice(&parents);
+        self.partial.extend_from_slice(&partials);
+        self.node(first as u32, value, op)
+    }
+
+    /// A node with weighted edges from an iterator that records nothing itself.
+    pub fn weighted_iter(
+        &mut self,
+        edges: impl IntoIterator<Item = (u32, T)>,
+        value: T,
+        op: OpCode,
+    ) -> u32 {
+        let first = self.parent.len();
+        for (p, w) in edges {
+            if self.parent.len() == self.parent.capacity() {
+                self.grow_weighted(1);
+            }
+            self.parent.push(p);
+            self.partial.push(w);
+        }
+        self.node(first as u32, value, op)
+    }
+
+    /// A node with `K` unit edges (operand indices, `NEG` set for −1).
+    #[inline(always)]
+    pub fn unit<const K: usize>(&mut self, parents: [u32; K], value: T, op: OpCode) -> u32 {
+        let first = self.unit.len();
+        if first + K > self.unit.capacity() {
+            grow(&mut self.unit, K, "unit edges");
+        }
+        self.unit.extend_from_slice(&parents);
+        self.node(first as u32 | UNIT, value, op)
+    }
+
+    /// Stages an operand of a sum under construction; returns its position.
+    #[inline(always)]
+    pub fn stage(&mut self, parent: u32) -> usize {
+        self.staged.push(parent);
+        self.staged.len() - 1
+    }
+
+    /// A unit node (a sum) over the operands staged from `base` on, which it unstages.
+    pub fn unit_staged(&mut self, base: usize, value: T, op: OpCode) -> u32 {
+        let first = self.unit.len();
+        let k = self.staged.len() - base;
+        if first + k > self.unit.capacity() {
+            grow(&mut self.unit, k, "unit edges");
+        }
+        self.unit.extend_from_slice(&self.staged[base..]);
+        self.staged.truncate(base);
+        self.node(first as u32 | UNIT, value, op)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_weighted(&mut self, k: usize) {
+        grow(&mut self.parent, k, "weighted edges");
+        let cap = self.parent.capacity();
+        self.partial.reserve_exact(cap - self.partial.len());
+    }
+
+    /// The edges of every node, in one pass (for views and tests; sweeps walk back instead).
+    pub fn edge_ranges(&self) -> Vec<Edges> {
+        let mut out = Vec::with_capacity(self.start.len());
+        let (mut w_end, mut u_end) = (self.parent.len(), self.unit.len());
+        for &s in self.start.iter().rev() {
+            let lo = (s & !UNIT) as usize;
+            if s & UNIT == 0 {
+                out.push(Edges::Weighted(lo, w_end));
+                w_end = lo;
+            } else {
+                out.push(Edges::Unit(lo, u_end));
+                u_end = lo;
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// Where the weighted and the unit edges of the nodes before `end` end: the first edge of
+    /// the first node of each kind from `end` on (usually a few nodes away).
+    pub fn ends_before(&self, end: usize) -> (usize, usize) {
+        let (mut w, mut u) = (None, None);
+        for &s in &self.start[end..] {
+            if s & UNIT == 0 {
+                w.get_or_insert(s as usize);
+            } else {
+                u.get_or_insert((s & !UNIT) as usize);
+            }
+            if w.is_some() && u.is_some() {
+                break;
+            }
+        }
+        (w.unwrap_or(self.parent.len()), u.unwrap_or(self.unit.len()))
+    }
+
+    /// Bytes of what is recorded (lengths, not capacities).
+    pub fn bytes(&self) -> usize {
+        let views = self.views.as_ref().map_or(0, |v| {
+            v.values.len() * size_of::<T>() + v.ops.len() * size_of::<OpCode>()
+        });
+        self.start.len() * 4
+            + self.parent.len() * (4 + size_of::<T>())
+            + self.unit.len() * 4
+            + views
+    }
+
+    /// Bytes held by the buffers (capacities), for the memory cap.
+    pub fn capacity_bytes(&self) -> usize {
+        let views = self.views.as_ref().map_or(0, |v| {
+            v.values.capacity() * size_of::<T>() + v.ops.capacity() * size_of::<OpCode>()
+        });
+        (self.start.capacity() + self.parent.capacity() + self.unit.capacity()) * 4
+            + self.staged.capacity() * 4
+            + self.partial.capacity() * size_of::<T>()
+            + views
+    }
+}
+
+/// The slow path of appending: grow `v` to hold `k` more, doubling, and refuse to pass [`MAX`].
+#[cold]
+#[inline(never)]
+fn grow<X>(v: &mut Vec<X>, k: usize, what: &str) {
+    let len = v.len();
+    if len + k > MAX {
+        panic!(
+            "reverse::Tape holds {len} {what} and cannot take {k} more: one tape indexes at most \
+             {MAX} (2³¹ − 1); split the computation (e.g. checkpoint a loop) into several tapes"
+        );
+    }
+    let want = v
+        .capacity()
+        .max(1024)
+        .saturating_mul(2)
+        .min(MAX)
+        .max(len + k);
+    v.reserve_exact(want - len);
+}
+
+/// An input node, appended by [`live::record`](super::live::record).
+pub(crate) struct Input<T>(pub T);
+
+impl<T: Copy> Append<T> for Input<T> {
+    type Out = u32;
+    #[inline(always)]
+    fn append(self, d: &mut TapeData<T>) -> u32 {
+        d.input(self.0)
+    }
+}
+
+/// A node with `K` weighted edges: operands, partials, value, operation.
+pub(crate) struct Weighted<T, const K: usize>(pub [u32; K], pub [T; K], pub T, pub OpCode);
+
+impl<T: Copy, const K: usize> Append<T> for Weighted<T, K> {
+    type Out = u32;
+    #[inline(always)]
+    fn append(self, d: &mut TapeData<T>) -> u32 {
+        d.weighted(self.0, self.1, self.2, self.3)
+    }
+}
+
+/// A node with `K` unit edges: operands (with `NEG` for −1), value, operation.
+pub(crate) struct Unit<T, const K: usize>(pub [u32; K], pub T, pub OpCode);
+
+impl<T: Copy, const K: usize> Append<T> for Unit<T, K> {
+    type Out = u32;
+    #[inline(always)]
+    fn append(self, d: &mut TapeData<T>) -> u32 {
+        d.unit(self.0, self.1, self.2)
+    }
+}
