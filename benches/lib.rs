@@ -1,6 +1,6 @@
 //! Workloads shared by the benchmarks (and checked by tests before they are timed).
 //!
-//! Two workloads, each written once, generic over [`Op`], so that the same code runs as the
+//! The workloads, each written once, generic over [`Op`], so that the same code runs as the
 //! plain `f64` function (the baseline every table is divided by), with forward duals and on the
 //! reverse tape:
 //!
@@ -10,6 +10,8 @@
 //! * **Dense tanh layer** (`Rⁿ → Rᵐ`): [`DenseTanh`], `f(x) = tanh(A·sin x)`, with its input
 //!   [`dense_input`] and analytic Jacobian [`DenseTanh::jacobian`]. Wide (n ≪ m) favours forward
 //!   mode, tall (n ≫ m) favours reverse mode.
+//! * **GradBench objectives** ([`gradbench`]): least squares, log-sum-exp, determinant by minors,
+//!   Gaussian mixture: the workloads of the cross-tool suite.
 //!
 //! ```
 //! use benches::{Rosenbrock, rosenbrock_gradient, rosenbrock_input};
@@ -23,6 +25,8 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+pub mod gradbench;
 
 pub use shared_ops::{Function, Op};
 
@@ -263,98 +267,5 @@ pub fn row_major(j: &jacobian::Jacobian) -> Vec<f64> {
 }
 
 /// The same workloads written for the peer crates' number types (feature `peers`).
-///
-/// Each peer has its own number trait, so the workloads are written again, operation for
-/// operation as above: `num_dual::DualNum` (whose dual numbers are `Clone`, not `Copy`, hence the
-/// references) and `ad_trait::AD` (behind its `DifferentiableFunctionTrait`).
 #[cfg(feature = "peers")]
-pub mod peers {
-    use crate::DenseTanh;
-    use ad_trait::AD;
-    use ad_trait::differentiable_function::DifferentiableFunctionTrait;
-    use num_dual::DualNum;
-
-    /// [`rosenbrock`](crate::rosenbrock) for `num_dual` numbers.
-    pub fn rosenbrock_num_dual<D: DualNum<Primitive = f64>>(x: &[D]) -> D {
-        let one = D::from(1.0);
-        x.windows(2)
-            .map(|w| {
-                let a = one.clone() - &w[0];
-                let b = w[1].clone() - w[0].clone() * &w[0];
-                a.clone() * a + b.clone() * 100.0 * b
-            })
-            .sum()
-    }
-
-    /// [`DenseTanh`]'s evaluation for `num_dual` numbers.
-    pub fn dense_num_dual<D: DualNum<Primitive = f64>>(f: &DenseTanh, x: &[D]) -> Vec<D> {
-        let s: Vec<D> = x.iter().map(|v| v.sin()).collect();
-        f.a.chunks_exact(f.n)
-            .map(|row| {
-                row.iter()
-                    .zip(&s)
-                    .map(|(&a, s)| s.clone() * a)
-                    .sum::<D>()
-                    .tanh()
-            })
-            .collect()
-    }
-
-    /// [`rosenbrock`](crate::rosenbrock) for `ad_trait` numbers.
-    pub fn rosenbrock_ad<T: AD>(x: &[T]) -> T {
-        let (one, hundred) = (T::constant(1.0), T::constant(100.0));
-        let mut sum = T::constant(0.0);
-        for w in x.windows(2) {
-            let a = one - w[0];
-            let b = w[1] - w[0] * w[0];
-            sum += a * a + hundred * b * b;
-        }
-        sum
-    }
-
-    /// Rosenbrock as an `ad_trait` function of `n` inputs and one output.
-    #[derive(Clone, Copy, Debug)]
-    pub struct AdRosenbrock {
-        /// Number of inputs.
-        pub n: usize,
-    }
-
-    impl<T: AD> DifferentiableFunctionTrait<T> for AdRosenbrock {
-        const NAME: &'static str = "Rosenbrock";
-        fn call(&self, x: &[T], _freeze: bool) -> Vec<T> {
-            vec![rosenbrock_ad(x)]
-        }
-        fn num_inputs(&self) -> usize {
-            self.n
-        }
-        fn num_outputs(&self) -> usize {
-            1
-        }
-    }
-
-    /// [`DenseTanh`] as an `ad_trait` function (the matrix stays `f64`, lifted per use).
-    #[derive(Clone, Debug)]
-    pub struct AdDense(pub DenseTanh);
-
-    impl<T: AD> DifferentiableFunctionTrait<T> for AdDense {
-        const NAME: &'static str = "DenseTanh";
-        fn call(&self, x: &[T], _freeze: bool) -> Vec<T> {
-            let f = &self.0;
-            let s: Vec<T> = x.iter().map(|v| v.sin()).collect();
-            f.a.chunks_exact(f.n)
-                .map(|row| {
-                    row.iter()
-                        .zip(&s)
-                        .fold(T::constant(0.0), |acc, (&a, &s)| acc + T::constant(a) * s)
-                        .tanh()
-                })
-                .collect()
-        }
-        fn num_inputs(&self) -> usize {
-            self.0.n
-        }
-        fn num_outputs(&self) -> usize {
-            self.0.m
-        }
-    }
-}
+pub mod peers;

@@ -204,13 +204,7 @@ pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error>
     {
         return Err(Error::NotScalar { outputs: m });
     }
-    let (values, g) = sweeps::vjp(f, x, None)?;
-    if values.len() != 1 {
-        return Err(Error::NotScalar {
-            outputs: values.len(),
-        });
-    }
-    Ok((values[0], g))
+    sweeps::gradient(f, x)
 }
 
 /// `(f(x), J·v)`: a Jacobian-vector product in one forward sweep.
@@ -258,7 +252,7 @@ pub fn jvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f6
 #[allow(clippy::type_complexity)]
 pub fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
     f.check_input(x.len())?;
-    sweeps::vjp(f, x, Some(w))
+    sweeps::vjp(f, x, w)
 }
 
 /// The README's code blocks, compiled and run as doctests.

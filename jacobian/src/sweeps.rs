@@ -281,24 +281,35 @@ fn reverse_blocks<const Q: usize>(
     })
 }
 
-/// `wᵀJ` (or the gradient when `w` is `None`) by one recording and one sweep.
-pub(crate) fn vjp<F: Function>(
-    f: &F,
-    x: &[f64],
-    w: Option<&[f64]>,
-) -> Result<(Vec<f64>, Vec<f64>), Error> {
-    let (tape, xs, ys) = record(f, x, None)?;
-    let seeds: Vec<(Var, f64)> = match w {
-        Some(w) if w.len() != ys.len() => {
-            return Err(Error::SeedLength {
-                seed: "adjoint",
-                expected: ys.len(),
-                found: w.len(),
-            });
-        }
-        Some(w) => ys.iter().copied().zip(w.iter().copied()).collect(),
-        None => ys.iter().map(|&y| (y, 1.0)).collect(),
-    };
-    let values = ys.iter().map(|y| y.value()).collect();
-    Ok((values, tape.sweep(&seeds).wrt_all(&xs)))
+/// `wᵀJ` by one recording and one sweep (`reverse::vjp`, whose buffers are kept between calls).
+pub(crate) fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    let mut declared = Ok(());
+    let out = reverse::vjp(
+        |xs: &[Var]| {
+            let ys = f.eval(xs);
+            declared = check_declared(f, ys.len(), "the reverse recording");
+            ys
+        },
+        x,
+        w,
+    );
+    declared?;
+    out
+}
+
+/// `(f(x), ∇f(x))` for one output by one recording and one sweep (`reverse::gradient`).
+pub(crate) fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error> {
+    let mut outputs = 1;
+    let (y, g) = reverse::gradient(
+        |xs: &[Var]| {
+            let ys = f.eval(xs);
+            outputs = ys.len();
+            ys.first().copied().unwrap_or_default()
+        },
+        x,
+    );
+    if outputs != 1 {
+        return Err(Error::NotScalar { outputs });
+    }
+    Ok((y, g))
 }

@@ -5,6 +5,7 @@
 //! derivative with `Dual<f64>` it records a `Tape<Dual<f64>>` (forward-over-reverse); called inside
 //! another reverse derivative with `Var<f64>` it records a `Tape<Var<f64>>` (reverse-over-reverse).
 
+use crate::tape::memory;
 use crate::{Adjoints, Tape, Var};
 use shared_ops::{Error, Op};
 
@@ -31,9 +32,12 @@ use shared_ops::{Error, Op};
 /// ```
 pub fn gradient<T: Op, F: FnOnce(&[Var<T>]) -> Var<T>>(f: F, x: &[T]) -> (T, Vec<T>) {
     let tape = Tape::with_capacity(x.len() * 4);
-    let xs = tape.vars(x);
+    let mut xs = memory::take::<Vec<Var<T>>>();
+    tape.vars_into(x, &mut xs);
     let y = f(&xs);
-    (y.value(), tape.gradient(y).wrt_all(&xs))
+    let g = tape.sweep_wrt(&[(y, T::one())], &xs);
+    memory::give(xs);
+    (y.value(), g)
 }
 
 /// `(f(x), wᵀJ)`: the vector-Jacobian product, one recording and one sweep seeded with `w`.
@@ -52,7 +56,8 @@ pub fn vjp<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
     w: &[T],
 ) -> Result<(Vec<T>, Vec<T>), Error> {
     let tape = Tape::with_capacity(x.len() * 4);
-    let xs = tape.vars(x);
+    let mut xs = memory::take::<Vec<Var<T>>>();
+    tape.vars_into(x, &mut xs);
     let ys = f(&xs);
     if w.len() != ys.len() {
         return Err(Error::SeedLength {
@@ -63,7 +68,9 @@ pub fn vjp<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
     }
     let seeds: Vec<(Var<T>, T)> = ys.iter().copied().zip(w.iter().copied()).collect();
     let values = ys.iter().map(|&y| y.value()).collect();
-    Ok((values, tape.sweep(&seeds).wrt_all(&xs)))
+    let wj = tape.sweep_wrt(&seeds, &xs);
+    memory::give(xs);
+    Ok((values, wj))
 }
 
 /// `(f(x), J)` with `J[i][j] = ∂fᵢ/∂xⱼ`: one recording, then m sweeps replaying it.

@@ -40,6 +40,8 @@ pub use drivers::{gradient, jacobian, vjp};
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
 pub use sweep::{Adjoints, AdjointsVec};
-pub use tape::memory::{SPARE_BYTES, release_memory, spare_bytes};
+pub use tape::memory::{
+    DEFAULT_SPARE_LIMIT, release_memory, set_spare_limit, spare_bytes, spare_limit,
+};
 pub use tape::{Recording, Tape, TapeStats};
 pub use var::Var;

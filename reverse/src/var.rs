@@ -1,6 +1,6 @@
 use crate::tape::live::With;
 use crate::tape::live::{self, mixed};
-use crate::tape::storage::{NEG, TapeData, Unit, Weighted};
+use crate::tape::storage::{NEG, Selecting, TapeData, Unit, Weighted};
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, OpCode, Unary, check_dot, rules};
@@ -275,6 +275,8 @@ impl<T: Op> Op for Var<T> {
                     live::record(self.tape, Weighted([a], [da + db], v, R::CODE))
                 } else if unit {
                     live::record(self.tape, Unit([a, b | neg], v, R::CODE))
+                } else if matches!(R::CODE, OpCode::Max | OpCode::Min) {
+                    live::record(self.tape, Selecting([a, b], [da, db], v, R::CODE))
                 } else {
                     live::record(self.tape, Weighted([a, b], [da, db], v, R::CODE))
                 };
@@ -291,23 +293,56 @@ impl<T: Op> Op for Var<T> {
     /// One node with an edge per variable operand (∂/∂aᵢ = bᵢ, ∂/∂bᵢ = aᵢ).
     fn dot(a: &[Self], b: &[Self]) -> Self {
         check_dot(a.len(), b.len());
-        let mut pairs = a.iter().zip(b);
-        let Some((x, y)) = pairs.next() else {
+        let Some((x0, y0)) = a.first().zip(b.first()) else {
             return Var::zero();
         };
-        let value = pairs.fold(x.value * y.value, |s, (x, y)| s + x.value * y.value);
-        let Some(tape) = common_tape(a.iter().chain(b).copied()) else {
+        // One pass for the value, the tape (checked before anything is appended) and the
+        // number of edges; one to write the edges.
+        let mut value = x0.value * y0.value;
+        let (mut tape, mut in_a, mut in_b) = (0, 0, 0);
+        for (k, (x, y)) in a.iter().zip(b).enumerate() {
+            if k > 0 {
+                value += x.value * y.value;
+            }
+            for (t, count) in [(x.tape, &mut in_a), (y.tape, &mut in_b)] {
+                if t != 0 {
+                    *count += 1;
+                    if t != tape {
+                        if tape != 0 {
+                            mixed(tape, t);
+                        }
+                        tape = t;
+                    }
+                }
+            }
+        }
+        let (n, edges) = (a.len(), in_a + in_b);
+        if tape == 0 {
             return Var::constant(value);
-        };
+        }
         let index = live::record(
             tape,
             With(|d: &mut TapeData<T>| {
-                let edges = a.iter().zip(b).flat_map(|(x, y)| {
-                    let ex = (!x.is_constant()).then_some((x.index, y.value));
-                    let ey = (!y.is_constant()).then_some((y.index, x.value));
-                    ex.into_iter().chain(ey)
-                });
-                d.weighted_iter(edges, value, OpCode::Dot)
+                // The common shapes without a test per term: all variables (a product of two
+                // variable vectors), or one side constant (a linear combination).
+                let pairs = a.iter().zip(b);
+                if (in_a, in_b) == (n, n) {
+                    let all = pairs.flat_map(|(x, y)| [(x.index, y.value), (y.index, x.value)]);
+                    d.weighted_exact(edges, all, value, OpCode::Dot)
+                } else if (in_a, in_b) == (n, 0) {
+                    let left = pairs.map(|(x, y)| (x.index, y.value));
+                    d.weighted_exact(edges, left, value, OpCode::Dot)
+                } else if (in_a, in_b) == (0, n) {
+                    let right = pairs.map(|(x, y)| (y.index, x.value));
+                    d.weighted_exact(edges, right, value, OpCode::Dot)
+                } else {
+                    let some = a.iter().zip(b).flat_map(|(x, y)| {
+                        let ex = (!x.is_constant()).then_some((x.index, y.value));
+                        let ey = (!y.is_constant()).then_some((y.index, x.value));
+                        ex.into_iter().chain(ey)
+                    });
+                    d.weighted_exact(edges, some, value, OpCode::Dot)
+                }
             }),
         );
         Var::on_tape(value, tape, index)

@@ -5,6 +5,7 @@
 mod kernel;
 
 use crate::tape::live::foreign;
+use crate::tape::memory;
 use crate::tape::{Recording, Tape};
 use crate::var::Var;
 use shared_ops::Op;
@@ -158,6 +159,26 @@ macro_rules! sweep_methods {
                     }
                 }
                 self.with_data(|d| kernel::scalar(d, &mut out.adj));
+            }
+
+            /// The adjoints of `xs` only, after one sweep from `seeds` (e.g. a gradient with
+            /// respect to the inputs). The adjoint of every node is computed in a buffer that
+            /// this thread keeps for the next sweep (see [`spare_limit`](crate::spare_limit)),
+            /// so nothing proportional to the tape is allocated.
+            ///
+            /// ```
+            #[doc = $make]
+            /// assert_eq!(t.sweep_wrt(&[(y, 1.0)], &[x]), vec![4.0]);
+            /// ```
+            pub fn sweep_wrt(&self, seeds: &[(Var<T>, T)], xs: &[Var<T>]) -> Vec<T> {
+                let mut adj = Adjoints {
+                    tape: 0,
+                    adj: memory::take::<Vec<T>>(),
+                };
+                self.sweep_into(seeds, &mut adj);
+                let out = adj.wrt_all(xs);
+                memory::give(adj.adj);
+                out
             }
 
             /// One reverse sweep carrying `Q` adjoint directions at once: `Q` rows of a

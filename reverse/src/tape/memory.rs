@@ -1,24 +1,85 @@
 //! Buffers kept between recordings, up to a cap, and the call that releases them.
 //!
-//! A dropped tape (or recording) leaves its buffers to the next tape of the same scalar type on
-//! the same thread, which then records without allocating or faulting in fresh pages. What is
-//! kept is capped at [`SPARE_BYTES`] per thread: a larger buffer set is freed at once, and older
-//! ones make room for newer ones. [`release_memory`] frees everything kept.
+//! A dropped tape (or recording) leaves its arrays to the next tape of the same scalar type on
+//! the same thread, and the drivers leave their adjoint and input vectors likewise, so that the
+//! next gradient records and sweeps without allocating or faulting in fresh pages (on the
+//! machine the benchmarks ran on, a page fault costs about 2 µs per 4 KiB: as much as writing
+//! the page forty times). What is kept is capped per thread, at [`DEFAULT_SPARE_LIMIT`] unless
+//! [`set_spare_limit`] says otherwise: a buffer is first shrunk to its length, one still larger
+//! than the cap is freed at once, and older ones make room for newer ones. [`release_memory`]
+//! frees everything kept.
 
 use super::storage::TapeData;
 use core::any::Any;
 use core::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The most bytes of tape buffers a thread keeps for its next recordings: 64 MiB (about four
-/// million nodes of cheap arithmetic). Recordings larger than this are freed when they end.
+/// The most bytes of buffers each thread keeps for its next recordings, unless
+/// [`set_spare_limit`] changes it: 128 MiB, the tape and adjoints of about six million operations
+/// of cheap arithmetic (a log-sum-exp of 640 000 terms fits). Larger buffers are freed as soon as
+/// their tape or driver is done with them.
 ///
 /// ```
-/// assert_eq!(reverse::SPARE_BYTES, 64 << 20);
+/// assert_eq!(reverse::DEFAULT_SPARE_LIMIT, 128 << 20);
 /// ```
-pub const SPARE_BYTES: usize = 64 << 20;
+pub const DEFAULT_SPARE_LIMIT: usize = 128 << 20;
+
+static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_SPARE_LIMIT);
+
+/// Sets how many bytes of buffers each thread may keep between recordings (0 keeps nothing:
+/// every recording allocates afresh). Takes effect the next time a buffer is given back; use
+/// [`release_memory`] to free what a thread already keeps.
+///
+/// ```
+/// reverse::set_spare_limit(1 << 20);
+/// assert_eq!(reverse::spare_limit(), 1 << 20);
+/// reverse::set_spare_limit(reverse::DEFAULT_SPARE_LIMIT);
+/// ```
+pub fn set_spare_limit(bytes: usize) {
+    LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// The current limit of [`set_spare_limit`].
+pub fn spare_limit() -> usize {
+    LIMIT.load(Ordering::Relaxed)
+}
+
+/// A buffer that can wait in the pool: it knows its bytes, and can shrink and empty itself.
+pub(crate) trait Reusable: Any {
+    /// Bytes held (capacity).
+    fn bytes(&self) -> usize;
+    /// Frees the capacity beyond the length.
+    fn shrink(&mut self);
+    /// Forgets the contents, keeping the capacity.
+    fn empty(&mut self);
+}
+
+impl<X: 'static> Reusable for Vec<X> {
+    fn bytes(&self) -> usize {
+        self.capacity() * size_of::<X>()
+    }
+    fn shrink(&mut self) {
+        self.shrink_to_fit();
+    }
+    fn empty(&mut self) {
+        self.clear();
+    }
+}
+
+impl<T: Copy + 'static> Reusable for TapeData<T> {
+    fn bytes(&self) -> usize {
+        self.capacity_bytes()
+    }
+    fn shrink(&mut self) {
+        self.shrink_to_fit();
+    }
+    fn empty(&mut self) {
+        self.reset(false);
+    }
+}
 
 struct Spare {
-    /// `TapeData<T>` of any `T`, oldest first, with the bytes each holds.
+    /// Buffers of any type, oldest first, with the bytes each holds.
     kept: Vec<(Box<dyn Any>, usize)>,
     bytes: usize,
 }
@@ -27,32 +88,36 @@ thread_local! {
     static SPARE: RefCell<Spare> = const { RefCell::new(Spare { kept: Vec::new(), bytes: 0 }) };
 }
 
-/// Storage for a new tape: a kept one of the same scalar type, or a fresh one.
-pub(crate) fn take<T: 'static>() -> TapeData<T> {
+/// A kept buffer of type `X` (the most recent), or a new empty one.
+pub(crate) fn take<X: Reusable + Default>() -> X {
     SPARE
         .try_with(|s| {
             let mut s = s.borrow_mut();
-            let k = s.kept.iter().rposition(|(d, _)| d.is::<TapeData<T>>())?;
+            let k = s.kept.iter().rposition(|(d, _)| d.is::<X>())?;
             let (data, bytes) = s.kept.remove(k);
             s.bytes -= bytes;
-            data.downcast::<TapeData<T>>().ok().map(|d| *d)
+            data.downcast::<X>().ok().map(|d| *d)
         })
         .ok()
         .flatten()
         .unwrap_or_default()
 }
 
-/// Keeps the buffers of a finished tape for the next one, within [`SPARE_BYTES`].
-pub(crate) fn give<T: Copy + 'static>(mut data: TapeData<T>) {
-    let bytes = data.capacity_bytes();
-    if bytes == 0 || bytes > SPARE_BYTES {
+/// Keeps a buffer for later, emptied, within the [spare limit](spare_limit).
+pub(crate) fn give<X: Reusable>(mut data: X) {
+    let limit = spare_limit();
+    if data.bytes() > limit {
+        data.shrink();
+    }
+    let bytes = data.bytes();
+    if bytes == 0 || bytes > limit {
         return;
     }
-    data.reset(false);
-    // During thread exit the slot may be gone: then the buffers are simply freed.
+    data.empty();
+    // During thread exit the slot may be gone: then the buffer is simply freed.
     let _ = SPARE.try_with(|s| {
         let mut s = s.borrow_mut();
-        while s.bytes + bytes > SPARE_BYTES {
+        while s.bytes + bytes > limit {
             let (_, b) = s.kept.remove(0);
             s.bytes -= b;
         }
@@ -61,8 +126,8 @@ pub(crate) fn give<T: Copy + 'static>(mut data: TapeData<T>) {
     });
 }
 
-/// Frees every tape buffer this thread keeps for later recordings, and returns how many bytes
-/// that was. Live tapes and recordings are not touched.
+/// Frees every buffer this thread keeps for later recordings, and returns how many bytes that
+/// was. Live tapes and recordings are not touched.
 ///
 /// ```
 /// {
@@ -83,7 +148,7 @@ pub fn release_memory() -> usize {
         .unwrap_or(0)
 }
 
-/// Bytes this thread keeps for later recordings (at most [`SPARE_BYTES`]).
+/// Bytes this thread keeps for later recordings (at most the [spare limit](spare_limit)).
 ///
 /// ```
 /// reverse::release_memory();

@@ -61,7 +61,7 @@ impl<T: Op> Tape<T> {
 
     /// Starts a recording with room for `nodes` nodes (and as many edges). Buffers kept from an
     /// earlier recording on this thread are reused when there are some (see
-    /// [`SPARE_BYTES`](crate::SPARE_BYTES)).
+    /// [`spare_limit`](crate::spare_limit)).
     ///
     /// ```
     /// let tape = reverse::Tape::<f64>::with_capacity(1000);
@@ -86,7 +86,7 @@ impl<T: Op> Tape<T> {
     }
 
     fn open(nodes: usize, traced: bool) -> Tape<T> {
-        let mut data = memory::take::<T>();
+        let mut data = memory::take::<TapeData<T>>();
         data.reset(traced);
         data.reserve(nodes);
         let (id, data) = live::open(Box::new(data));
@@ -128,6 +128,13 @@ impl<T: Op> Tape<T> {
     /// assert_eq!(v[1].value(), 2.0);
     /// ```
     pub fn vars(&self, xs: &[T]) -> Vec<Var<T>> {
+        let mut out = Vec::with_capacity(xs.len());
+        self.vars_into(xs, &mut out);
+        out
+    }
+
+    /// [`vars`](Tape::vars) into a buffer (the drivers keep theirs between calls).
+    pub(crate) fn vars_into(&self, xs: &[T], out: &mut Vec<Var<T>>) {
         let first = live::record(
             self.id,
             live::With(|d: &mut TapeData<T>| {
@@ -138,10 +145,12 @@ impl<T: Op> Tape<T> {
                 first
             }),
         );
-        xs.iter()
-            .zip(first..)
-            .map(|(&x, i)| Var::on_tape(x, self.id, i))
-            .collect()
+        out.clear();
+        out.extend(
+            xs.iter()
+                .zip(first..)
+                .map(|(&x, i)| Var::on_tape(x, self.id, i)),
+        );
     }
 
     /// A named variable; the name appears in traces and graph exports.

@@ -167,6 +167,25 @@ impl<T: Copy> TapeData<T> {
         self.node(first as u32, value, op)
     }
 
+    /// A node with the weighted edges (parent, partial) of `edges`, an iterator that records
+    /// nothing itself and yields at most `k` of them (room for `k` is made first, so the
+    /// pushes do not reallocate).
+    pub fn weighted_exact(
+        &mut self,
+        k: usize,
+        edges: impl Iterator<Item = (u32, T)> + Clone,
+        value: T,
+        op: OpCode,
+    ) -> u32 {
+        let first = self.parent.len();
+        if first + k > self.parent.capacity() {
+            self.grow_weighted(k);
+        }
+        self.parent.extend(edges.clone().map(|e| e.0));
+        self.partial.extend(edges.map(|e| e.1));
+        self.node(first as u32, value, op)
+    }
+
     /// A node with `K` unit edges (operand indices, `NEG` set for −1).
     #[inline(always)]
     pub fn unit<const K: usize>(&mut self, parents: [u32; K], value: T, op: OpCode) -> u32 {
@@ -251,6 +270,16 @@ impl<T: Copy> TapeData<T> {
             + views
     }
 
+    /// Frees the capacity beyond the lengths.
+    pub fn shrink_to_fit(&mut self) {
+        self.start.shrink_to_fit();
+        self.parent.shrink_to_fit();
+        self.partial.shrink_to_fit();
+        self.unit.shrink_to_fit();
+        self.staged.shrink_to_fit();
+        self.views = None;
+    }
+
     /// Bytes held by the buffers (capacities), for the memory cap.
     pub fn capacity_bytes(&self) -> usize {
         let views = self.views.as_ref().map_or(0, |v| {
@@ -302,6 +331,27 @@ impl<T: Copy, const K: usize> Append<T> for Weighted<T, K> {
     #[inline(always)]
     fn append(self, d: &mut TapeData<T>) -> u32 {
         d.weighted(self.0, self.1, self.2, self.3)
+    }
+}
+
+/// A node with two weighted edges, of which an exactly zero one is left out (unless the tape is
+/// traced, whose views show every operand): for `max` and `min`, whose loser's partial is 0.
+pub(crate) struct Selecting<T>(pub [u32; 2], pub [T; 2], pub T, pub OpCode);
+
+impl<T: shared_ops::Op> Append<T> for Selecting<T> {
+    type Out = u32;
+    #[inline(always)]
+    fn append(self, d: &mut TapeData<T>) -> u32 {
+        let Selecting([a, b], [da, db], value, op) = self;
+        if d.views.is_none() {
+            if da.is_zero() {
+                return d.weighted([b], [db], value, op);
+            }
+            if db.is_zero() {
+                return d.weighted([a], [da], value, op);
+            }
+        }
+        d.weighted([a, b], [da, db], value, op)
     }
 }
 

@@ -1,0 +1,106 @@
+//! The objectives of the GradBench suite: the plain function and its reverse gradient, at the
+//! sizes of the suite, and echidna's two reverse modes on the same code.
+//!
+//! Groups: `llsq_n=1024_m=128`, `lse_n=640000`, `det_ell=9`, `gmm_d=10_k=10_n=1000`,
+//! `gmm_d=64_k=100_n=1000`. Ids: `f64` (the plain function), `reverse_gradient`
+//! (`jacobian::gradient`: one recording and one sweep); with `--features peers` also
+//! `echidna_reverse` (`echidna::grad`, its Adept-style tape) and `echidna_bytecode`
+//! (`echidna::record` and one `gradient` of the bytecode tape). Every peer's gradient is checked
+//! against ours before it is timed.
+//!
+//! ```sh
+//! RAYON_NUM_THREADS=1 cargo bench -p benches --bench gradbench --features peers -- --warm-up-time 1 --measurement-time 3
+//! ```
+
+use std::hint::black_box;
+
+use benches::gradbench::{Det, Gmm, Llsq, Lse};
+use benches::{Function, assert_close};
+use criterion::{
+    BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
+};
+
+/// Times the plain function and our reverse gradient; returns the gradient for the peers'
+/// checks.
+fn ours<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64]) -> Vec<f64> {
+    group.bench_function("f64", |b| b.iter(|| f.eval(black_box(x))));
+    group.bench_function("reverse_gradient", |b| {
+        b.iter(|| jacobian::gradient(f, black_box(x)).unwrap())
+    });
+    let (_, g) = jacobian::gradient(f, x).unwrap();
+    g
+}
+
+fn bench(c: &mut Criterion) {
+    let f = Llsq::new(128, 1024);
+    let x = f.input();
+    let mut group = c.benchmark_group("llsq_n=1024_m=128");
+    let _g = ours(&mut group, &f, &x);
+    assert_close(&_g, &f.gradient(&x), 1e-10, "llsq by hand");
+    #[cfg(feature = "peers")]
+    peers::echidna(&mut group, &x, &_g, &f);
+    group.finish();
+
+    let f = Lse::new(640_000);
+    let x = f.input();
+    let mut group = c.benchmark_group("lse_n=640000");
+    group.sample_size(20);
+    let _g = ours(&mut group, &f, &x);
+    #[cfg(feature = "peers")]
+    peers::echidna(&mut group, &x, &_g, &f);
+    group.finish();
+
+    let f = Det::new(9);
+    let x = f.input();
+    let mut group = c.benchmark_group("det_ell=9");
+    group.sample_size(10);
+    let _g = ours(&mut group, &f, &x);
+    #[cfg(feature = "peers")]
+    peers::echidna(&mut group, &x, &_g, &f);
+    group.finish();
+
+    for (d, k) in [(10, 10), (64, 100)] {
+        let f = Gmm::new(d, k, 1000);
+        let x = f.input();
+        let mut group = c.benchmark_group(format!("gmm_d={d}_k={k}_n=1000"));
+        group.sample_size(10);
+        let _g = ours(&mut group, &f, &x);
+        #[cfg(feature = "peers")]
+        peers::echidna(&mut group, &x, &_g, &f);
+        group.finish();
+    }
+}
+
+#[cfg(feature = "peers")]
+mod peers {
+    use super::*;
+    use benches::peers::FloatObjective;
+    use echidna::{BReverse, Reverse};
+
+    /// Relative agreement asked of a peer's gradient before it is timed.
+    const REL: f64 = 1e-9;
+
+    /// echidna's Adept-style reverse tape, and its bytecode tape (recorded and swept once per
+    /// gradient, as ours records once per gradient), on `f` written for `num_traits::Float`.
+    pub(super) fn echidna<F: FloatObjective>(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        x: &[f64],
+        want: &[f64],
+        f: &F,
+    ) {
+        let g = echidna::grad(|v: &[Reverse<f64>]| f.eval_float(v), x);
+        assert_close(&g, want, REL, "echidna_reverse");
+        group.bench_function("echidna_reverse", |b| {
+            b.iter(|| echidna::grad(|v: &[Reverse<f64>]| f.eval_float(v), black_box(x)))
+        });
+        let bytecode = |x: &[f64]| {
+            let (mut tape, _) = echidna::record(|v: &[BReverse<f64>]| f.eval_float(v), x);
+            tape.gradient(x)
+        };
+        assert_close(&bytecode(x), want, REL, "echidna_bytecode");
+        group.bench_function("echidna_bytecode", |b| b.iter(|| bytecode(black_box(x))));
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,78 @@
+//! Objectives of the GradBench suite (the successor of ADBench), written once over [`Op`] so that
+//! the same code is the plain `f64` function, a forward sweep and a reverse recording.
+//!
+//! Each is a [`Function`](crate::Function) with one output whose inputs are the parameters the
+//! suite differentiates with respect to; the constant data live in the struct, generated
+//! deterministically by [`Rng`] from the sizes (GradBench draws them with numpy; the
+//! distributions are the same, the numbers are not).
+//!
+//! | workload | objective | inputs | GradBench eval |
+//! |---|---|---|---|
+//! | [`Llsq`] | ½ Σᵢ (sᵢ − Σⱼ xⱼ tᵢʲ)² | the m coefficients | `llsq` |
+//! | [`Lse`] | max x + ln Σ exp(xᵢ − max x) | the n values | `lse` |
+//! | [`Det`] | det A by expansion along first rows of minors | the ℓ² entries | `det` |
+//! | [`Gmm`] | log posterior of a Gaussian mixture with a Wishart prior | α, μ, q, l | `gmm` |
+//!
+//! [`Op`]: crate::Op
+
+mod det;
+mod gmm;
+mod llsq;
+mod lse;
+
+pub use det::Det;
+pub use gmm::Gmm;
+pub use llsq::Llsq;
+pub use lse::Lse;
+
+/// A small deterministic generator (SplitMix64) for the workloads' data: uniform numbers in
+/// [0, 1) and standard normals (Box–Muller).
+///
+/// ```
+/// let mut a = benches::gradbench::Rng::new(31337);
+/// let mut b = benches::gradbench::Rng::new(31337);
+/// let u = a.uniform();
+/// assert!((0.0..1.0).contains(&u));
+/// assert_eq!(u, b.uniform());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Rng {
+    state: u64,
+}
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng { state: seed }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1), with 53 random bits.
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A standard normal.
+    pub fn normal(&mut self) -> f64 {
+        let u = 1.0 - self.uniform(); // in (0, 1]
+        let v = self.uniform();
+        (-2.0 * u.ln()).sqrt() * (2.0 * core::f64::consts::PI * v).cos()
+    }
+
+    /// `n` uniforms.
+    pub fn uniforms(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.uniform()).collect()
+    }
+
+    /// `n` standard normals.
+    pub fn normals(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.normal()).collect()
+    }
+}

@@ -1,0 +1,230 @@
+//! The GradBench objectives: values against independent formulas, gradients against hand-written
+//! ones, forward mode and central differences.
+
+use benches::gradbench::{Det, Gmm, Llsq, Lse};
+use benches::{Function, assert_close};
+use jacobian::Mode;
+use nalgebra::DMatrix;
+
+/// Reverse gradient, forward gradient (n forward sweeps) and the value.
+fn both_modes<F: Function + Sync>(f: &F, x: &[f64]) -> (f64, Vec<f64>, Vec<f64>) {
+    let (y, g) = jacobian::gradient(f, x).unwrap();
+    let fwd = jacobian::jacobian_with(f, x, Mode::Forward).unwrap();
+    assert_eq!(fwd.value, vec![y]);
+    (y, g, fwd.matrix.as_slice().to_vec())
+}
+
+/// Central differences along coordinate j with step h (error O(h²)).
+fn central<F: Function>(f: &F, x: &[f64], j: usize, h: f64) -> f64 {
+    let (mut a, mut b) = (x.to_vec(), x.to_vec());
+    a[j] += h;
+    b[j] -= h;
+    (f.eval(&a)[0] - f.eval(&b)[0]) / (2.0 * h)
+}
+
+#[test]
+fn llsq_value_and_gradient() {
+    let f = Llsq::new(128, 1024);
+    let x = f.input();
+    // The value by a plain double loop with powf, as the suite's manual tool does.
+    let n = 1024;
+    let want: f64 = 0.5
+        * (0..n)
+            .map(|i| {
+                let t = -1.0 + i as f64 * 2.0 / (n as f64 - 1.0);
+                let s = if t > 0.0 {
+                    1.0
+                } else if t < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                };
+                let p: f64 = x
+                    .iter()
+                    .enumerate()
+                    .map(|(j, xj)| xj * t.powi(j as i32))
+                    .sum();
+                (s - p) * (s - p)
+            })
+            .sum::<f64>();
+    let (y, g, fwd) = both_modes(&f, &x);
+    assert!((y - want).abs() <= 1e-10 * want, "{y} vs {want}");
+    assert_close(&g, &f.gradient(&x), 1e-10, "llsq: reverse vs by hand");
+    assert_close(&g, &fwd, 1e-12, "llsq: reverse vs forward");
+}
+
+#[test]
+fn lse_gradient_is_softmax_even_at_ties() {
+    let f = Lse::new(10_000);
+    let x = f.input();
+    let (_, g, fwd) = both_modes(&Lse::new(300), &x[..300]);
+    assert_close(&g, &Lse::gradient(&x[..300]), 1e-12, "lse: softmax");
+    assert_close(&g, &fwd, 1e-12, "lse: reverse vs forward");
+    // At n = 10⁴ the argmax element's entry also carries 1 − Σ softmax, the rounding error of
+    // a sum of 10⁴ terms (exactly what the program computes): compare absolutely.
+    let (_, g) = jacobian::gradient(&f, &x).unwrap();
+    let worst = g
+        .iter()
+        .zip(Lse::gradient(&x))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-13, "lse n = 10⁴: {worst:e}");
+    // A tie at the maximum: max splits its adjoint ½/½, and the shift cancels exactly, so the
+    // gradient is still the softmax.
+    let tied = [0.3, 0.9, 0.9, -0.2];
+    let (_, g) = jacobian::gradient(&Lse::new(4), &tied).unwrap();
+    assert_close(&g, &Lse::gradient(&tied), 1e-15, "lse with a tie");
+}
+
+#[test]
+fn det_value_and_cofactors() {
+    // A triangular matrix: the product of its diagonal.
+    let f = Det::new(4);
+    let mut a = vec![0.0; 16];
+    for i in 0..4 {
+        for j in i..4 {
+            a[i * 4 + j] = (i + 2 * j + 1) as f64;
+        }
+    }
+    assert_eq!(f.eval(&a)[0], 1.0 * 4.0 * 7.0 * 10.0);
+    for ell in [2, 3, 5, 6] {
+        let f = Det::new(ell);
+        let x = f.input();
+        let want = DMatrix::from_row_slice(ell, ell, &x).determinant();
+        let (y, g, fwd) = both_modes(&f, &x);
+        assert!(
+            (y - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "ℓ = {ell}: {y} vs {want}"
+        );
+        assert_close(
+            &g,
+            &f.cofactors(&x),
+            1e-11,
+            &format!("ℓ = {ell}: cofactors"),
+        );
+        assert_close(&g, &fwd, 1e-13, &format!("ℓ = {ell}: reverse vs forward"));
+    }
+}
+
+/// The GMM objective by its textbook definition: the log-likelihood of the mixture with
+/// covariance matrices (QᵀQ)⁻¹, and the log density of a Wishart distribution, from nalgebra's
+/// inverse and determinant.
+fn gmm_by_definition(f: &Gmm, p: &[f64]) -> f64 {
+    let (d, k) = (f.d, f.k);
+    let tri = d * (d - 1) / 2;
+    let (alpha, rest) = p.split_at(k);
+    let (mu, rest) = rest.split_at(k * d);
+    let (q, l) = rest.split_at(k * d);
+    let weights: Vec<f64> = {
+        let s: f64 = alpha.iter().map(|a| a.exp()).sum();
+        alpha.iter().map(|a| a.exp() / s).collect()
+    };
+    let qmat = |c: usize| {
+        let mut m = DMatrix::zeros(d, d);
+        let mut idx = 0;
+        for col in 0..d {
+            m[(col, col)] = q[c * d + col].exp();
+            for row in col + 1..d {
+                m[(row, col)] = l[c * tri + idx];
+                idx += 1;
+            }
+        }
+        m
+    };
+    let two_pi = 2.0 * core::f64::consts::PI;
+    let mut loglik = 0.0;
+    for xi in f.x.chunks_exact(d) {
+        let mut density = 0.0;
+        for c in 0..k {
+            let qc = qmat(c);
+            let cov = (qc.transpose() * &qc).try_inverse().unwrap();
+            let r = nalgebra::DVector::from_fn(d, |j, _| xi[j] - mu[c * d + j]);
+            let quad = (r.transpose() * cov.clone().try_inverse().unwrap() * &r)[(0, 0)];
+            let norm = (two_pi.powi(d as i32) * cov.determinant()).sqrt();
+            density += weights[c] * (-0.5 * quad).exp() / norm;
+        }
+        loglik += density.ln();
+    }
+    // Wishart(Λ; V = γ⁻² I, N) with N = d + m + 1 degrees of freedom.
+    let big_n = (d + f.m + 1) as f64;
+    let df = d as f64;
+    let ln_gamma_d = {
+        // ln Γ_d(N/2) for integer and half-integer arguments, exactly: Γ(1/2) = √π.
+        let ln_gamma = |a: f64| {
+            let (mut s, mut a) = (0.0, a);
+            while a > 1.0 {
+                a -= 1.0;
+                s += a.ln();
+            }
+            if a == 0.5 {
+                s + 0.5 * core::f64::consts::PI.ln()
+            } else {
+                s
+            }
+        };
+        0.25 * df * (df - 1.0) * core::f64::consts::PI.ln()
+            + (1..=d)
+                .map(|j| ln_gamma(0.5 * big_n + 0.5 * (1.0 - j as f64)))
+                .sum::<f64>()
+    };
+    let g2 = f.gamma * f.gamma;
+    let prior: f64 = (0..k)
+        .map(|c| {
+            let qc = qmat(c);
+            let lambda = qc.transpose() * &qc;
+            0.5 * (big_n - df - 1.0) * lambda.determinant().ln()
+                - 0.5 * g2 * lambda.trace()
+                - 0.5 * big_n * df * 2f64.ln()
+                + big_n * df * f.gamma.ln()
+                - ln_gamma_d
+        })
+        .sum();
+    loglik + prior
+}
+
+#[test]
+fn gmm_value_matches_the_textbook_definition() {
+    for (d, k, n) in [(2, 3, 7), (3, 4, 11), (5, 2, 6)] {
+        let f = Gmm::new(d, k, n);
+        let p = f.input();
+        let want = gmm_by_definition(&f, &p);
+        let got = f.eval(&p)[0];
+        assert!(
+            (got - want).abs() <= 1e-10 * want.abs(),
+            "({d}, {k}, {n}): {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn gmm_gradient_three_ways() {
+    let f = Gmm::new(4, 3, 20);
+    let p = f.input();
+    let (_, g, fwd) = both_modes(&f, &p);
+    assert_close(&g, &fwd, 1e-12, "gmm: reverse vs forward");
+    for (j, &gj) in g.iter().enumerate() {
+        let fd = central(&f, &p, j, 1e-5);
+        assert!(
+            (fd - gj).abs() <= 1e-6 * gj.abs().max(1.0),
+            "gmm ∂/∂p{j}: {gj} vs central difference {fd}"
+        );
+    }
+}
+
+#[test]
+fn gmm_at_the_benchmark_size_runs() {
+    // d = 10, k = 10, n = 1000 (the smaller of the two benchmark sizes): the gradient is
+    // finite and agrees with a central difference on a few parameters of each kind.
+    let f = Gmm::new(10, 10, 1000);
+    let p = f.input();
+    let (_, g) = jacobian::gradient(&f, &p).unwrap();
+    assert!(g.iter().all(|v| v.is_finite()));
+    for j in [0, 5, 10, 77, 110, 150, 210, 400, p.len() - 1] {
+        let fd = central(&f, &p, j, 1e-5);
+        assert!(
+            (fd - g[j]).abs() <= 1e-5 * g[j].abs().max(1.0),
+            "∂/∂p{j}: {} vs {fd}",
+            g[j]
+        );
+    }
+}
