@@ -40,6 +40,8 @@ ORDER = [
     "ad_trait_reverse",
     "ad_trait_forward",
     "ad_trait_forward_multi8",
+    "echidna_reverse",
+    "echidna_bytecode",
 ]
 
 

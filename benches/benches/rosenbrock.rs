@@ -7,7 +7,9 @@
 //! Ids per group `rosenbrock_n=<n>`: `f64`, `reverse_gradient`, `forward_gradient`,
 //! `forward_jvp`, `analytic`; with `--features peers` also `num_dual_gradient_static`
 //! (n = 10, 100), `num_dual_gradient_dyn` (n ≤ 1000), `ad_trait_reverse`, `ad_trait_forward`
-//! (one tangent per sweep) and `ad_trait_forward_multi8` (eight tangents per sweep, like ours).
+//! (one tangent per sweep), `ad_trait_forward_multi8` (eight tangents per sweep, like ours),
+//! `echidna_reverse` (echidna's Adept-style tape) and `echidna_bytecode` (its bytecode tape,
+//! recorded and swept once per gradient).
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
 //! is large; the peers run on one thread. `RAYON_NUM_THREADS=1` makes every entry
@@ -81,8 +83,9 @@ mod peers {
     use ad_trait::forward_ad::adfn::adfn;
     use ad_trait::function_engine::FunctionEngine;
     use benches::assert_close;
-    use benches::peers::{AdRosenbrock, rosenbrock_num_dual};
+    use benches::peers::{AdRosenbrock, rosenbrock_float, rosenbrock_num_dual};
     use criterion::{BenchmarkGroup, measurement::WallTime};
+    use echidna::{BReverse, Reverse};
     use nalgebra::{DVector, SVector};
     use num_dual::{DualDVec64, DualSVec64};
 
@@ -165,6 +168,18 @@ mod peers {
         group.bench_function("ad_trait_forward_multi8", |b| {
             b.iter(|| multi.derivative(black_box(x)))
         });
+
+        let g = echidna::grad(|v: &[Reverse<f64>]| rosenbrock_float(v), x);
+        assert_close(&g, want, REL, "echidna_reverse");
+        group.bench_function("echidna_reverse", |b| {
+            b.iter(|| echidna::grad(|v: &[Reverse<f64>]| rosenbrock_float(v), black_box(x)))
+        });
+        let bytecode = |x: &[f64]| {
+            let (mut tape, _) = echidna::record(|v: &[BReverse<f64>]| rosenbrock_float(v), x);
+            tape.gradient(x)
+        };
+        assert_close(&bytecode(x), want, REL, "echidna_bytecode");
+        group.bench_function("echidna_bytecode", |b| b.iter(|| bytecode(black_box(x))));
     }
 }
 

@@ -72,10 +72,6 @@ impl<T: Op> Op for Dual<T> {
         self.primal.value()
     }
     #[inline(always)]
-    fn all_finite(&self) -> bool {
-        self.primal.all_finite() && self.tangent.all_finite()
-    }
-    #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
         Dual {

@@ -82,10 +82,6 @@ impl<T: Op, const N: usize> Op for DualVec<T, N> {
         self.primal.value()
     }
     #[inline(always)]
-    fn all_finite(&self) -> bool {
-        self.primal.all_finite() && self.tangent.iter().all(Op::all_finite)
-    }
-    #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
         let mut tangent = self.tangent;

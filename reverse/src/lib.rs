@@ -1,11 +1,11 @@
 //! Reverse-mode automatic differentiation: a tape of adjoints.
 //!
 //! Running a function on [`Var`]s records its Wengert list on a [`Tape`]: each elementary
-//! operation appends one node holding its value, its parents and its local partials (the rules
-//! of [`shared_ops::rules`]). A reverse sweep then pulls adjoints back from an output in one
-//! loop over the nodes, `ū += ∂v/∂u · v̄`, giving the derivative of that output with respect to
-//! *every* input at once. A gradient of `f: Rⁿ → R` costs one recording and one sweep, whatever n;
-//! a full Jacobian of `f: Rⁿ → Rᵐ` costs one recording and m sweeps.
+//! operation appends one node with an edge to each operand, holding the local partial `∂v/∂u`
+//! (the rules of [`shared_ops::rules`]). A reverse sweep then pulls adjoints back from an output
+//! in one loop over the nodes, `ū += ∂v/∂u · v̄`, giving the derivative of that output with
+//! respect to *every* input at once. A gradient of `f: Rⁿ → R` costs one recording and one
+//! sweep, whatever n; a full Jacobian of `f: Rⁿ → Rᵐ` costs one recording and m sweeps.
 //!
 //! ```
 //! use reverse::Tape;
@@ -22,6 +22,37 @@
 //! assert!((g.wrt(x[0]) - 2.0 * 2.0_f64.cos()).abs() < 1e-15);
 //! assert!((g.wrt(x[1]) - (2.0_f64.cos() + 2.0_f64.exp())).abs() < 1e-15);
 //! ```
+//!
+//! # The tape
+//!
+//! Flat arrays, no pointers and no allocation per operation: per node where its edges start
+//! (4 bytes), per *weighted* edge the operand and the partial (4 + 8 bytes for `f64`), per *unit*
+//! edge (the ±1 of sums and differences) the operand and a sign (4 bytes); see [`TapeStats`].
+//! A node may have any number of edges: a `Sum` of `Var`s is one node, [`Op::dot`] one node,
+//! and [`Var::from_partials`] pushes any node whose partials the caller knows. Values and
+//! operations are kept only on a [`Tape::traced`] tape, for the teaching views of [`trace`].
+//!
+//! # Nesting
+//!
+//! The tape is generic over its scalar: a `Tape<Dual<f64>>` (forward over reverse) sweeps
+//! tangents along with the adjoints, a `Tape<Var<f64>>` (reverse over reverse) records its sweep
+//! on an outer tape. The drivers [`gradient`], [`vjp`] and [`jacobian`] take `&[T]` for any
+//! `T: Op`, so they nest inside each other and inside `forward`'s, the levels kept apart by
+//! type:
+//!
+//! ```
+//! use forward::{Dual, derivative};
+//! use reverse::{Float, Var, gradient};
+//!
+//! // f''(x) for f(x) = x³ by forward over reverse: 6x.
+//! let (_, d2) = derivative(|x: Dual<f64>| gradient(|v: &[Var<Dual<f64>>]| v[0].powi(3), &[x]).1[0], 2.0);
+//! assert_eq!(d2, 12.0);
+//! ```
+//!
+//! # Memory
+//!
+//! A thread keeps the buffers of its last recordings for the next ones, up to
+//! [`spare_limit`] bytes ([`DEFAULT_SPARE_LIMIT`] = 128 MiB); [`release_memory`] frees them.
 //!
 //! Array-valued reverse mode in the style of PyTorch (a [`tensor::Tensor`] that records its own
 //! graph, on `ndarray`) is in the [`tensor`] module.

@@ -170,33 +170,66 @@ impl<T: Op> Var<T> {
             return Var::zero();
         };
         let mut value = first.value;
-        let (mut tape, mut base) = (0, 0);
-        let mut stage = |v: Var<T>, tape: &mut u64| {
+        let mut staged = Staged::<T>::none();
+        let stage = |v: Var<T>, staged: &mut Staged<T>| {
             if v.is_constant() {
                 return;
             }
-            if *tape == 0 {
-                *tape = v.tape;
-                base = live::record::<T, _>(v.tape, Stage(v.index));
-            } else if v.tape != *tape {
-                mixed(*tape, v.tape);
+            if staged.tape == 0 {
+                staged.base = live::record::<T, _>(v.tape, Stage(v.index));
+                staged.tape = v.tape;
+            } else if v.tape != staged.tape {
+                mixed(staged.tape, v.tape);
             } else {
                 live::record::<T, _>(v.tape, Stage(v.index));
             }
         };
-        stage(first, &mut tape);
+        stage(first, &mut staged);
         for v in iter {
             value += v.value;
-            stage(v, &mut tape);
+            stage(v, &mut staged);
         }
-        if tape == 0 {
+        if staged.tape == 0 {
             return Var::constant(value);
         }
+        let (tape, base) = (staged.tape, staged.base);
+        staged.tape = 0; // the node takes the operands: nothing to unstage
         let index = live::record(
             tape,
             With(|d: &mut TapeData<T>| d.unit_staged(base, value, OpCode::Sum)),
         );
         Var::on_tape(value, tape, index)
+    }
+}
+
+/// The operands a sum has staged on its tape from `base` on. If the sum does not finish (a
+/// panic in its iterator, or a mixed-tape panic), dropping this unstages them, so that an
+/// enclosing sum on the same tape does not take them for its own.
+struct Staged<T: Op> {
+    tape: u64,
+    base: usize,
+    _scalar: core::marker::PhantomData<T>,
+}
+
+impl<T: Op> Staged<T> {
+    fn none() -> Staged<T> {
+        Staged {
+            tape: 0,
+            base: 0,
+            _scalar: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Op> Drop for Staged<T> {
+    fn drop(&mut self) {
+        if self.tape != 0 {
+            let base = self.base;
+            live::record_if_live(
+                self.tape,
+                With(|d: &mut TapeData<T>| d.staged.truncate(base)),
+            );
+        }
     }
 }
 
@@ -233,11 +266,6 @@ impl<T: Op> Op for Var<T> {
     #[inline(always)]
     fn value(&self) -> f64 {
         self.value.value()
-    }
-    /// The value's parts (a `Var`'s derivative lives on its tape, not in the number).
-    #[inline(always)]
-    fn all_finite(&self) -> bool {
-        self.value.all_finite()
     }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {

@@ -107,20 +107,6 @@ pub trait Op: Float + NumAssign + Sum + Product + Debug + Display + Default + 's
     /// Applies a two-argument derivative rule to `(self, other)`.
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self;
 
-    /// True when every part of the number is finite: the value and, for a derivative type, each
-    /// derivative part at every nesting level (`Float::is_finite` reads the primal value only).
-    /// Sweeps use it to apply the structural-zero convention only where a part can be ∞ or NaN.
-    ///
-    /// ```
-    /// use shared_ops::Op;
-    /// assert!(1.0_f64.all_finite());
-    /// assert!(!f64::INFINITY.all_finite());
-    /// ```
-    #[inline(always)]
-    fn all_finite(&self) -> bool {
-        self.is_finite()
-    }
-
     /// The dot product `Σ aᵢ·bᵢ`, summed in order from the first product.
     ///
     /// One elementary operation with `2k` operands: on a reverse tape it is one node (∂/∂aᵢ = bᵢ,

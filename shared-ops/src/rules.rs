@@ -16,7 +16,7 @@
 //! | [`Neg`] | −a | −1 | | |
 //! | [`Recip`] | 1/a | −y² | | |
 //! | [`Powi`]`(n)` | aⁿ | n·aⁿ⁻¹ | | n = 0: 0 |
-//! | [`Powf`] | aᵇ | b·aᵇ⁻¹ | y·ln a | b = 0: ∂/∂a = 0; y = 0 (a = 0, b > 0): ∂/∂b = 0; a < 0: ∂/∂b = NaN |
+//! | [`Powf`] | aᵇ | b·aᵇ⁻¹ | y·ln a | a = b = 0: ∂/∂a = 0; y = 0 (a = 0, b > 0): ∂/∂b = 0; a < 0: ∂/∂b = NaN |
 //! | [`Sqrt`] | √a | 1/(2y) | | a = 0: +∞ |
 //! | [`Cbrt`] | ∛a | 1/(3y²) | | a = 0: +∞ |
 //! | [`Exp`] | eᵃ | y | | |
@@ -292,11 +292,17 @@ binary! {
     Div Div |a, b| { let y = a / b; let r = b.recip(); (y, r, -(y * r)) };
     /// The truncated remainder a − b·trunc(a/b) (Rust's `%`).
     Rem Rem |a, b| (a % b, T::one(), -(a / b).trunc());
-    /// aᵇ with both arguments variable. ∂/∂a is 0 when b = 0; ∂/∂b is 0 where aᵇ = 0, and NaN
-    /// for a < 0, where aᵇ is not differentiable in b.
+    /// aᵇ with both arguments variable. ∂/∂a is 0 at a = b = 0 (where b·aᵇ⁻¹ would be 0·∞); ∂/∂b
+    /// is 0 where aᵇ = 0, and NaN for a < 0, where aᵇ is not differentiable in b.
     Powf Powf |a, b| {
         let y = a.powf(b);
-        let da = if b == T::zero() { T::zero() } else { b * a.powf(b - T::one()) };
+        // b·aᵇ⁻¹ is 0 at b = 0 for any a ≠ 0, and so is computed, so that nested numbers keep
+        // its derivative in b (1/a); only 0·∞ at a = b = 0 takes the convention.
+        let da = if b == T::zero() && a == T::zero() {
+            T::zero()
+        } else {
+            b * a.powf(b - T::one())
+        };
         let db = if y == T::zero() { T::zero() } else { y * a.ln() };
         (y, da, db)
     };

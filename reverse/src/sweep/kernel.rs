@@ -19,14 +19,11 @@ pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
         let lo = (s & !UNIT) as usize;
         if s & UNIT == 0 {
             if !a.is_zero() {
-                let edges = parent[lo..w_end].iter().zip(&partial[lo..w_end]);
-                if a.all_finite() {
-                    // w · a is then 0 for w = 0: no test needed.
-                    for (&p, &w) in edges {
-                        adj[p as usize] += w * a;
-                    }
-                } else {
-                    for (&p, &w) in edges.filter(|e| !e.1.is_zero()) {
+                // A zero partial is skipped, not multiplied: 0 · ∞ would be NaN, and on a tape
+                // of `Var`s the product would be a recorded zero that the next node could not
+                // tell from a structural one.
+                for (&p, &w) in parent[lo..w_end].iter().zip(&partial[lo..w_end]) {
+                    if !w.is_zero() {
                         adj[p as usize] += w * a;
                     }
                 }

@@ -183,6 +183,14 @@ pub(crate) fn record<T, A: Append<T>>(id: u64, what: A) -> A::Out {
     what.append(data)
 }
 
+/// [`record`] if the tape `id` is live and not borrowed; nothing otherwise. For cleanups that
+/// run while a panic unwinds, which must not panic again.
+#[cold]
+pub(crate) fn record_if_live<T, A: Append<T>>(id: u64, what: A) -> Option<A::Out> {
+    let live = LIVE.with(|l| l.try_borrow().is_ok_and(|l| l.iter().any(|e| e.id == id)));
+    live.then(|| record(id, what))
+}
+
 /// Something appended to a tape's storage by [`record`]: plain data, no user code.
 pub(crate) trait Append<T> {
     type Out;

@@ -1,0 +1,310 @@
+//! A reverse sweep over a tape of `Dual<f64>` (forward over reverse): with inputs
+//! `Dual::new(xᵢ, vᵢ)`, one sweep gives the gradient in the primal parts (the same numbers as a
+//! tape of `f64`) and the Hessian-vector product H·v in the tangent parts (the same, to
+//! rounding, as nested duals `Dual<Dual<f64>>`, one column per input).
+
+use forward::Dual;
+use proptest::prelude::*;
+use reverse::{Float, Op, Tape, Var};
+
+/// One instruction of a small generated program; operands index earlier values.
+#[derive(Clone, Debug)]
+enum Instr {
+    Unary(usize, usize),
+    Binary(usize, usize, usize),
+    MulAdd(usize, usize, usize),
+    /// An n-ary sum of earlier values (one node on a tape).
+    Sum(Vec<usize>),
+    /// A dot product of two lists of earlier values (one node on a tape).
+    Dot(Vec<usize>, Vec<usize>),
+}
+
+const UNARY: usize = 14;
+const BINARY: usize = 9;
+
+/// A random expression DAG over `n` inputs; the last value is the output. Arguments that would
+/// leave a function's domain are squashed into it through `sin`, as in the jacobian crate's
+/// generator.
+#[derive(Clone, Debug)]
+struct Program {
+    n: usize,
+    instrs: Vec<Instr>,
+}
+
+fn k<T: Op>(c: f64) -> T {
+    T::constant(c)
+}
+
+impl Program {
+    fn eval<T: Op>(&self, x: &[T]) -> T {
+        assert_eq!(x.len(), self.n);
+        let mut v: Vec<T> = x.to_vec();
+        for ins in &self.instrs {
+            let y = match ins {
+                &Instr::Unary(op, a) => {
+                    let u = v[a];
+                    let s = u.sin();
+                    match op {
+                        0 => -u,
+                        1 => (k::<T>(1.5) + s).recip(),
+                        2 => u.powi(3),
+                        3 => (k::<T>(1.2) + s).sqrt(),
+                        4 => (s + s).exp(),
+                        5 => (k::<T>(1.5) + s).ln(),
+                        6 => u.sin(),
+                        7 => u.cos(),
+                        8 => s.tan(),
+                        9 => (k::<T>(0.9) * s).asin(),
+                        10 => u.atan(),
+                        11 => u.tanh(),
+                        12 => u.abs(),
+                        _ => (k::<T>(2.0) + s).cbrt(),
+                    }
+                }
+                &Instr::Binary(op, a, b) => {
+                    let (p, q) = (v[a], v[b]);
+                    match op {
+                        0 => p + q,
+                        1 => p - q,
+                        2 => p * q,
+                        3 => p / (k::<T>(1.5) + q.sin()),
+                        4 => p.atan2(k::<T>(1.5) + q.sin()),
+                        5 => p.hypot(k::<T>(1.0) + q * q),
+                        6 => p.max(q),
+                        7 => p.min(q),
+                        _ => (k::<T>(1.5) + p.sin()).powf(q.sin()),
+                    }
+                }
+                &Instr::MulAdd(a, b, c) => v[a].mul_add(v[b], v[c]),
+                Instr::Sum(ix) => ix.iter().map(|&i| v[i]).sum(),
+                Instr::Dot(ia, ib) => {
+                    let a: Vec<T> = ia.iter().map(|&i| v[i]).collect();
+                    let b: Vec<T> = ib.iter().map(|&i| v[i]).collect();
+                    T::dot(&a, &b)
+                }
+            };
+            v.push(y);
+        }
+        *v.last().unwrap()
+    }
+}
+
+/// Programs of 1–4 inputs and 1–12 instructions, at points in [−2, 2]ⁿ, with a direction v.
+fn program() -> impl Strategy<Value = (Program, Vec<f64>, Vec<f64>)> {
+    let instr = (
+        0..5usize,
+        0..UNARY,
+        0..BINARY,
+        prop::collection::vec(any::<u32>(), 6),
+    );
+    (1..=4usize, prop::collection::vec(instr, 1..12)).prop_flat_map(|(n, raw)| {
+        let mut instrs = Vec::new();
+        for (i, (kind, u, b, r)) in raw.into_iter().enumerate() {
+            let len = (n + i) as u32;
+            let at = |j: usize| (r[j] % len) as usize;
+            // Operands favour recent values, so most of the program is live.
+            let recent = |j: usize| (len - 1 - r[j] % len.min(3)) as usize;
+            instrs.push(match kind {
+                0 => Instr::Unary(u, recent(0)),
+                1 => Instr::Binary(b, recent(0), at(1)),
+                2 => Instr::MulAdd(recent(0), at(1), at(2)),
+                3 => Instr::Sum((0..1 + r[5] as usize % 4).map(at).collect()),
+                _ => {
+                    let m = 1 + r[5] as usize % 3;
+                    Instr::Dot(
+                        (0..m).map(at).collect(),
+                        (0..m).map(|j| at(j + 3)).collect(),
+                    )
+                }
+            });
+        }
+        let p = Program { n, instrs };
+        let point = prop::collection::vec(
+            prop_oneof![6 => -2.0..2.0_f64, 1 => Just(0.0), 1 => Just(1.0)],
+            n,
+        );
+        let dir = prop::collection::vec(prop_oneof![4 => -1.0..1.0_f64, 1 => Just(0.0)], n);
+        (Just(p), point, dir)
+    })
+}
+
+/// `a` and `b` are the same number: equal (0 and −0 included) or both NaN.
+fn same_number(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+/// Equal to `tol` relative (scaled by max(|a|, |b|, 1)), or both NaN.
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    same_number(a, b) || (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The gradient on a tape of f64.
+fn gradient_f64(f: impl Fn(&[Var]) -> Var, x: &[f64]) -> (f64, Vec<f64>) {
+    let tape = Tape::new();
+    let xs = tape.vars(x);
+    let y = f(&xs);
+    (y.value(), tape.gradient(y).wrt_all(&xs))
+}
+
+/// One sweep on a tape of duals seeded with v: (f, ∇f·v) and the adjoints (∇f, H·v).
+fn sweep_dual(
+    f: impl Fn(&[Var<Dual<f64>>]) -> Var<Dual<f64>>,
+    x: &[f64],
+    v: &[f64],
+) -> (Dual<f64>, Vec<Dual<f64>>) {
+    let tape: Tape<Dual<f64>> = Tape::new();
+    let seeds: Vec<Dual<f64>> = x.iter().zip(v).map(|(&a, &b)| Dual::new(a, b)).collect();
+    let xs = tape.vars(&seeds);
+    let y = f(&xs);
+    (y.value(), tape.gradient(y).wrt_all(&xs))
+}
+
+/// H·v by nested duals, one forward sweep per input: the outer tangent seeded with eᵢ, the
+/// inner one with v.
+fn hv_nested(f: impl Fn(&[Dual<Dual<f64>>]) -> Dual<Dual<f64>>, x: &[f64], v: &[f64]) -> Vec<f64> {
+    (0..x.len())
+        .map(|i| {
+            let xs: Vec<Dual<Dual<f64>>> = x
+                .iter()
+                .zip(v)
+                .enumerate()
+                .map(|(j, (&a, &b))| {
+                    Dual::new(Dual::new(a, b), Dual::new(f64::from(u8::from(i == j)), 0.0))
+                })
+                .collect();
+            f(&xs).tangent.tangent
+        })
+        .collect()
+}
+
+/// The checks shared by the generated and the fixed functions.
+fn check(
+    plain: impl Fn(&[Var]) -> Var,
+    dual: impl Fn(&[Var<Dual<f64>>]) -> Var<Dual<f64>>,
+    nested: impl Fn(&[Dual<Dual<f64>>]) -> Dual<Dual<f64>>,
+    x: &[f64],
+    v: &[f64],
+    what: &dyn std::fmt::Debug,
+) -> Result<(), TestCaseError> {
+    let (y64, g64) = gradient_f64(plain, x);
+    let (y, g) = sweep_dual(dual, x, v);
+    prop_assert!(same_number(y.primal, y64), "value {} vs {y64}", y.primal);
+    for i in 0..x.len() {
+        prop_assert!(
+            same_number(g[i].primal, g64[i]),
+            "∂f/∂x{i}: tape of duals {} vs tape of f64 {}\n{what:?} at {x:?}",
+            g[i].primal,
+            g64[i]
+        );
+    }
+    // ∇f·v, carried in the value's tangent, is the gradient's product with v.
+    let gv: f64 = g64.iter().zip(v).map(|(g, v)| g * v).sum();
+    let gv_scale = g64
+        .iter()
+        .zip(v)
+        .map(|(g, v)| (g * v).abs())
+        .fold(1.0, f64::max);
+    prop_assert!(
+        same_number(y.tangent, gv) || (y.tangent - gv).abs() <= 1e-13 * gv_scale,
+        "∇f·v: {} vs {gv}",
+        y.tangent
+    );
+    // H·v is a sum of terms H_ij·v_j that may cancel: the tolerance is relative to the
+    // largest of |H·v|, Σⱼ |H_ij·v_j| (from the full Hessian, by nested duals) and 1.
+    let hv = hv_nested(&nested, x, v);
+    let n = x.len();
+    let mut terms = vec![0.0; n];
+    for j in 0..n {
+        let mut e = vec![0.0; n];
+        e[j] = 1.0;
+        for (t, h) in terms.iter_mut().zip(hv_nested(&nested, x, &e)) {
+            *t += (h * v[j]).abs();
+        }
+    }
+    for i in 0..n {
+        let (a, b) = (g[i].tangent, hv[i]);
+        let scale = a.abs().max(b.abs()).max(terms[i]).max(1.0);
+        prop_assert!(
+            same_number(a, b) || (a - b).abs() <= 1e-12 * scale,
+            "(H·v)[{i}]: tape of duals {a} vs nested duals {b} (terms up to {})\nv = {v:?}\n\
+             {what:?} at {x:?}",
+            terms[i]
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tape_of_duals_gives_gradient_and_hessian_vector_product((p, x, v) in program()) {
+        prop_assume!(p.eval(&x).is_finite());
+        check(|w| p.eval(w), |w| p.eval(w), |w| p.eval(w), &x, &v, &p)?;
+    }
+
+    /// A fixed function over many operations, n-ary ones included.
+    #[test]
+    fn fixed_function_over_several_ops(
+        x in prop::collection::vec(-2.0..2.0_f64, 4),
+        v in prop::collection::vec(-1.0..1.0_f64, 4),
+    ) {
+        check(fixed, fixed, fixed, &x, &v, &"fixed")?;
+    }
+
+    /// `from_partials` on a tape of duals: the partials are duals too (their tangents are the
+    /// partials' derivatives along v), so the sweep gives H·v for a hand-written node.
+    #[test]
+    fn from_partials_on_a_tape_of_duals(
+        x in prop::collection::vec(-2.0..2.0_f64, 4),
+        v in prop::collection::vec(-1.0..1.0_f64, 4),
+    ) {
+        let by_partials = |w: &[Var<Dual<f64>>]| {
+            let [a, b, c, d] = [w[0].value(), w[1].value(), w[2].value(), w[3].value()];
+            let node = Var::from_partials(
+                a * b * c + d.sin(),
+                &[(w[0], b * c), (w[1], a * c), (w[2], a * b), (w[3], d.cos())],
+            );
+            node * w[0] + node.exp()
+        };
+        let binary = |w: &[Var<Dual<f64>>]| {
+            let node = w[0] * w[1] * w[2] + w[3].sin();
+            node * w[0] + node.exp()
+        };
+        let (y1, g1) = sweep_dual(by_partials, &x, &v);
+        let (y2, g2) = sweep_dual(binary, &x, &v);
+        prop_assert!(close(y1.primal, y2.primal, 1e-15) && close(y1.tangent, y2.tangent, 1e-13));
+        for i in 0..4 {
+            prop_assert!(close(g1[i].primal, g2[i].primal, 1e-14), "{g1:?} vs {g2:?}");
+            prop_assert!(close(g1[i].tangent, g2[i].tangent, 1e-12), "{g1:?} vs {g2:?}");
+        }
+    }
+}
+
+/// Sums, a dot product, mul_add, powi, exp, ln, atan2, hypot, powf and division, over 4 inputs.
+fn fixed<T: Op>(x: &[T]) -> T {
+    let c = |v: f64| T::constant(v);
+    let s: T = x.iter().map(|&xi| xi * xi).sum();
+    let d = T::dot(&[x[0], x[1], c(2.0), x[3]], &[x[2], x[1], x[3], x[0].sin()]);
+    let e = x[0].mul_add(x[1], x[2]).powi(3) + (c(1.0) + s).ln();
+    let h = x[2].atan2(c(2.5) + x[3].cos()) * x[1].hypot(c(0.5) + x[0]);
+    let p = (c(1.5) + x[1].sin()).powf(x[2].cos()) / (c(3.0) + d.sin());
+    [e, h, p, (c(0.25) * x[3] * d).exp()].into_iter().sum::<T>() * (c(0.1) * s).tanh()
+}
+
+/// The known case: f(x, y) = x²y + y³, H = [[2y, 2x], [2x, 6y]], on a tape of duals built by
+/// hand, with the gradient checked exactly.
+#[test]
+fn known_hessian_vector_product() {
+    fn f<T: Op>(w: &[T]) -> T {
+        w[0] * w[0] * w[1] + w[1].powi(3)
+    }
+    let (x, y) = (0.75, -1.5);
+    let v = [2.0, -0.5];
+    let (_, g) = sweep_dual(f, &[x, y], &v);
+    assert_eq!(g[0].primal, 2.0 * x * y);
+    assert_eq!(g[1].primal, x * x + 3.0 * y * y);
+    assert_eq!(g[0].tangent, 2.0 * y * v[0] + 2.0 * x * v[1]);
+    assert_eq!(g[1].tangent, 2.0 * x * v[0] + 6.0 * y * v[1]);
+    assert_eq!(hv_nested(f, &[x, y], &v), vec![g[0].tangent, g[1].tangent]);
+}
