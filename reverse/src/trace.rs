@@ -429,9 +429,9 @@ impl<'a> View<'a> {
             .into_iter()
             .map(|e| match e {
                 Edges::Weighted(lo, hi) => (lo..hi)
-                    .map(|k| (data.parent[k], data.partial[k]))
+                    .map(|k| (data.parents()[k], data.partials()[k]))
                     .collect(),
-                Edges::Unit(lo, hi) => data.unit[lo..hi]
+                Edges::Unit(lo, hi) => data.units()[lo..hi]
                     .iter()
                     .map(|&p| {
                         let w = if p & NEG == 0 { 1.0 } else { -1.0 };

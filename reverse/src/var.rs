@@ -109,8 +109,9 @@ impl<T: Op> Var<T> {
         let index = live::record(
             tape,
             With(|d: &mut TapeData<T>| {
-                let edges = edges.iter().filter(|e| !e.0.is_constant());
-                d.weighted_iter(edges.map(|e| (e.0.index, e.1)), value, OpCode::Node)
+                let live = edges.iter().filter(|e| !e.0.is_constant());
+                let live = live.map(|e| (e.0.index, e.1));
+                d.weighted_exact(edges.len(), live, value, OpCode::Node)
             }),
         );
         Var::on_tape(value, tape, index)
@@ -154,8 +155,9 @@ impl<T: Op> Var<T> {
                 let index = live::record(
                     tape,
                     With(|d: &mut TapeData<T>| {
-                        let edges = args.iter().filter(|e| !e.0.is_constant());
-                        d.weighted_iter(edges.map(|e| (e.0.index, e.1)), value, OpCode::MulAdd)
+                        let live = args.iter().filter(|e| !e.0.is_constant());
+                        let live = live.map(|e| (e.0.index, e.1));
+                        d.weighted_exact(3, live, value, OpCode::MulAdd)
                     }),
                 );
                 Var::on_tape(value, tape, index)
@@ -165,30 +167,27 @@ impl<T: Op> Var<T> {
 
     /// `Sum` of an iterator: one node with a unit edge per variable. The items may record
     /// nodes of their own while the iterator runs, so the operands are staged on the tape first.
-    fn sum_of(mut iter: impl Iterator<Item = Var<T>>) -> Var<T> {
-        let Some(first) = iter.next() else {
-            return Var::zero();
-        };
-        let mut value = first.value;
+    fn sum_of(iter: impl Iterator<Item = Var<T>>) -> Var<T> {
+        let mut value: Option<T> = None;
         let mut staged = Staged::<T>::none();
-        let stage = |v: Var<T>, staged: &mut Staged<T>| {
+        for v in iter {
+            value = Some(match value {
+                Some(s) => s + v.value,
+                None => v.value,
+            });
             if v.is_constant() {
-                return;
+                continue;
             }
-            if staged.tape == 0 {
+            if v.tape == staged.tape {
+                live::record::<T, _>(v.tape, Stage(v.index));
+            } else if staged.tape == 0 {
                 staged.base = live::record::<T, _>(v.tape, Stage(v.index));
                 staged.tape = v.tape;
-            } else if v.tape != staged.tape {
-                mixed(staged.tape, v.tape);
             } else {
-                live::record::<T, _>(v.tape, Stage(v.index));
+                mixed(staged.tape, v.tape);
             }
-        };
-        stage(first, &mut staged);
-        for v in iter {
-            value += v.value;
-            stage(v, &mut staged);
         }
+        let value = value.unwrap_or_else(T::zero);
         if staged.tape == 0 {
             return Var::constant(value);
         }

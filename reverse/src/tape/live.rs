@@ -208,23 +208,23 @@ impl<T, R, F: FnOnce(&mut TapeData<T>) -> R> Append<T> for With<F> {
     }
 }
 
-/// The slow path of [`record`]: a tape beyond the innermost two, or an explanation.
-#[cold]
-#[inline(never)]
-fn find(id: u64) -> *mut () {
-    let found = LIVE.with(|l| {
-        l.borrow()
-            .iter()
-            .rev()
-            .find(|e| e.id & !BORROWED == id)
-            .copied()
-    });
-    match found {
-        Some(e) if e.id & BORROWED == 0 => e.data,
-        Some(_) => {
-            panic!("reverse::Tape recorded a node while its data was borrowed (a bug in reverse)")
+cold_path! {
+    /// The slow path of [`record`]: a tape beyond the innermost two, or an explanation.
+    fn find(id: u64) -> *mut () {
+        let found = LIVE.with(|l| {
+            l.borrow()
+                .iter()
+                .rev()
+                .find(|e| e.id & !BORROWED == id)
+                .copied()
+        });
+        match found {
+            Some(e) if e.id & BORROWED == 0 => e.data,
+            Some(_) => {
+                panic!("reverse::Tape recorded a node while its data was borrowed (a bug in reverse)")
+            }
+            None => misuse(id),
         }
-        None => misuse(id),
     }
 }
 

@@ -51,17 +51,27 @@ impl<T> Default for Views<T> {
 }
 
 /// One recording: the arrays above, and the names given to variables.
+///
+/// The four arrays are private: only this file appends to them, so that the bound of the fast
+/// path ([`limit`](TapeData::limit)) can never promise room that is not there.
 #[derive(Clone, Debug)]
 pub(crate) struct TapeData<T> {
-    pub start: Vec<u32>,
-    pub parent: Vec<u32>,
-    pub partial: Vec<T>,
-    pub unit: Vec<u32>,
+    start: Vec<u32>,
+    parent: Vec<u32>,
+    partial: Vec<T>,
+    unit: Vec<u32>,
     /// Operands of sums being collected from an iterator (whose items may record first).
     pub staged: Vec<u32>,
     pub views: Option<Views<T>>,
     pub names: Vec<(u32, String)>,
+    /// The fast path's bound: while `start.len() < limit`, `start` has room for one more node
+    /// and each edge array room for [`FAST_EDGES`] more edges per node up to `limit` (kept by
+    /// [`TapeData::relimit`]). 0 on a traced tape, whose every node takes the slow path.
+    limit: usize,
 }
+
+/// The most edges a node appended on the fast path has.
+const FAST_EDGES: usize = 3;
 
 impl<T> Default for TapeData<T> {
     fn default() -> Self {
@@ -73,6 +83,7 @@ impl<T> Default for TapeData<T> {
             staged: Vec::new(),
             views: None,
             names: Vec::new(),
+            limit: 0,
         }
     }
 }
@@ -94,6 +105,7 @@ impl<T: Copy> TapeData<T> {
         self.staged.clear();
         self.names.clear();
         self.views = traced.then(Views::default);
+        self.relimit();
     }
 
     /// Room for `nodes` nodes and as many edges of each kind, beyond what is recorded.
@@ -103,14 +115,67 @@ impl<T: Copy> TapeData<T> {
         self.parent.reserve_exact(room(self.parent.len()));
         self.partial.reserve_exact(room(self.partial.len()));
         self.unit.reserve_exact(room(self.unit.len()));
+        self.relimit();
     }
 
+    /// Recomputes the fast path's bound from the capacities: nodes may be appended on the fast
+    /// path while each finds room for itself and [`FAST_EDGES`] edges of either kind.
+    fn relimit(&mut self) {
+        if self.views.is_some() {
+            self.limit = 0;
+            return;
+        }
+        let edge_room = |len: usize, cap: usize| cap.min(MAX).saturating_sub(len) / FAST_EDGES;
+        let room = (self.start.capacity().min(MAX) - self.start.len())
+            .min(edge_room(self.parent.len(), self.parent.capacity()))
+            .min(edge_room(self.partial.len(), self.partial.capacity()))
+            .min(edge_room(self.unit.len(), self.unit.capacity()));
+        self.limit = self.start.len() + room;
+    }
+
+    /// Grows every array that is too full for the fast path, then moves its bound.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self) {
+        if self.start.len() == self.start.capacity() {
+            grow(&mut self.start, 1, "nodes");
+        }
+        if self.parent.capacity() - self.parent.len() < FAST_EDGES {
+            self.grow_weighted(FAST_EDGES);
+        }
+        if self.unit.capacity() - self.unit.len() < FAST_EDGES {
+            grow(&mut self.unit, FAST_EDGES, "unit edges");
+        }
+        self.relimit();
+    }
+
+    /// Nodes recorded.
     pub fn len(&self) -> usize {
         self.start.len()
     }
 
-    /// Appends a node whose edges begin at `first` (with the `UNIT` flag for unit edges).
-    #[inline(always)]
+    /// Per node, where its edges start (the top bit marks unit edges).
+    pub fn starts(&self) -> &[u32] {
+        &self.start
+    }
+
+    /// Per weighted edge, the operand.
+    pub fn parents(&self) -> &[u32] {
+        &self.parent
+    }
+
+    /// Per weighted edge, the partial.
+    pub fn partials(&self) -> &[T] {
+        &self.partial
+    }
+
+    /// Per unit edge, the operand (the top bit for −1).
+    pub fn units(&self) -> &[u32] {
+        &self.unit
+    }
+
+    /// Appends a node whose edges begin at `first` (with the `UNIT` flag for unit edges) on the
+    /// slow path, keeping its value and operation on a traced tape.
     fn node(&mut self, first: u32, value: T, op: OpCode) -> u32 {
         let i = self.start.len();
         if i == self.start.capacity() {
@@ -127,11 +192,15 @@ impl<T: Copy> TapeData<T> {
     /// An input: a node without edges.
     #[inline(always)]
     pub fn input(&mut self, value: T) -> u32 {
-        let first = self.parent.len() as u32;
-        self.node(first, value, shared_ops::OpCode::Input)
+        self.weighted::<0>([], [], value, OpCode::Input)
     }
 
     /// A node with `K` weighted edges.
+    ///
+    /// The fast path is one comparison and plain writes, and its slow path a [`cold_path!`]:
+    /// no `Vec::push`, whose growth is a call that returns into the loop of the user's function.
+    /// Measured on Rosenbrock n = 1000 (release, one thread): recording took 17.4 µs with
+    /// pushes and 12.9 µs this way.
     #[inline(always)]
     pub fn weighted<const K: usize>(
         &mut self,
@@ -140,31 +209,56 @@ impl<T: Copy> TapeData<T> {
         value: T,
         op: OpCode,
     ) -> u32 {
-        let first = self.parent.len();
-        if first + K > self.parent.capacity() {
-            self.grow_weighted(K);
+        const { assert!(K <= FAST_EDGES) };
+        let i = self.start.len();
+        if i >= self.limit {
+            return self.weighted_slow(parents, partials, value, op);
         }
-        self.parent.extend_from_slice(&parents);
-        self.partial.extend_from_slice(&partials);
-        self.node(first as u32, value, op)
+        let e = self.parent.len();
+        // SAFETY: `i < limit`, so by the invariant of `limit` (kept by `relimit`, and by every
+        // fast append taking one node and at most `FAST_EDGES` edges) `start` has room for one
+        // element and `parent` and `partial` for `K`. The elements are `Copy` and written
+        // before the lengths cover them.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.start.as_mut_ptr().add(i).write(e as u32);
+            self.start.set_len(i + 1);
+            let (p, w) = (
+                self.parent.as_mut_ptr().add(e),
+                self.partial.as_mut_ptr().add(e),
+            );
+            for k in 0..K {
+                p.add(k).write(parents[k]);
+                w.add(k).write(partials[k]);
+            }
+            self.parent.set_len(e + K);
+            self.partial.set_len(e + K);
+        }
+        i as u32
     }
 
-    /// A node with weighted edges from an iterator that records nothing itself.
-    pub fn weighted_iter(
-        &mut self,
-        edges: impl IntoIterator<Item = (u32, T)>,
-        value: T,
-        op: OpCode,
-    ) -> u32 {
-        let first = self.parent.len();
-        for (p, w) in edges {
-            if self.parent.len() == self.parent.capacity() {
-                self.grow_weighted(1);
+    cold_path! {
+        /// The slow path of [`weighted`](TapeData::weighted): grow, or keep a traced tape's
+        /// views.
+        fn weighted_slow<const K: usize>(
+            &mut self,
+            parents: [u32; K],
+            partials: [T; K],
+            value: T,
+            op: OpCode,
+        ) -> u32 {
+            if self.views.is_none() {
+                self.make_room();
+                return self.weighted(parents, partials, value, op);
             }
-            self.parent.push(p);
-            self.partial.push(w);
+            let first = self.parent.len();
+            if first + K > self.parent.capacity() {
+                self.grow_weighted(K);
+            }
+            self.parent.extend_from_slice(&parents);
+            self.partial.extend_from_slice(&partials);
+            self.node(first as u32, value, op)
         }
-        self.node(first as u32, value, op)
     }
 
     /// A node with the weighted edges (parent, partial) of `edges`, an iterator that records
@@ -183,18 +277,49 @@ impl<T: Copy> TapeData<T> {
         }
         self.parent.extend(edges.clone().map(|e| e.0));
         self.partial.extend(edges.map(|e| e.1));
-        self.node(first as u32, value, op)
+        let i = self.node(first as u32, value, op);
+        self.relimit();
+        i
     }
 
-    /// A node with `K` unit edges (operand indices, `NEG` set for −1).
+    /// A node with `K` unit edges (operand indices, `NEG` set for −1), as
+    /// [`weighted`](TapeData::weighted).
     #[inline(always)]
     pub fn unit<const K: usize>(&mut self, parents: [u32; K], value: T, op: OpCode) -> u32 {
-        let first = self.unit.len();
-        if first + K > self.unit.capacity() {
-            grow(&mut self.unit, K, "unit edges");
+        const { assert!(K <= FAST_EDGES) };
+        let i = self.start.len();
+        if i >= self.limit {
+            return self.unit_slow(parents, value, op);
         }
-        self.unit.extend_from_slice(&parents);
-        self.node(first as u32 | UNIT, value, op)
+        let e = self.unit.len();
+        // SAFETY: as in `weighted`: `start` has room for one element and `unit` for `K`.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.start.as_mut_ptr().add(i).write(e as u32 | UNIT);
+            self.start.set_len(i + 1);
+            let p = self.unit.as_mut_ptr().add(e);
+            for (k, &parent) in parents.iter().enumerate() {
+                p.add(k).write(parent);
+            }
+            self.unit.set_len(e + K);
+        }
+        i as u32
+    }
+
+    cold_path! {
+        /// The slow path of [`unit`](TapeData::unit).
+        fn unit_slow<const K: usize>(&mut self, parents: [u32; K], value: T, op: OpCode) -> u32 {
+            if self.views.is_none() {
+                self.make_room();
+                return self.unit(parents, value, op);
+            }
+            let first = self.unit.len();
+            if first + K > self.unit.capacity() {
+                grow(&mut self.unit, K, "unit edges");
+            }
+            self.unit.extend_from_slice(&parents);
+            self.node(first as u32 | UNIT, value, op)
+        }
     }
 
     /// Stages an operand of a sum under construction; returns its position.
@@ -213,7 +338,9 @@ impl<T: Copy> TapeData<T> {
         }
         self.unit.extend_from_slice(&self.staged[base..]);
         self.staged.truncate(base);
-        self.node(first as u32 | UNIT, value, op)
+        let i = self.node(first as u32 | UNIT, value, op);
+        self.relimit();
+        i
     }
 
     #[cold]
@@ -278,6 +405,7 @@ impl<T: Copy> TapeData<T> {
         self.unit.shrink_to_fit();
         self.staged.shrink_to_fit();
         self.views = None;
+        self.relimit();
     }
 
     /// Bytes held by the buffers (capacities), for the memory cap.
