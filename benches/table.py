@@ -28,6 +28,8 @@ ORDER = [
     "f64",
     "analytic",
     "reverse_gradient",
+    "reverse_record",
+    "reverse_sweep",
     "forward_gradient",
     "forward_jvp",
     "forward",

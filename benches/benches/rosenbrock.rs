@@ -4,7 +4,8 @@
 //! A reverse gradient should cost a small constant times the function whatever n; the chunked
 //! forward gradient costs ⌈n/8⌉ sweeps, so its ratio to `f64` grows like n.
 //!
-//! Ids per group `rosenbrock_n=<n>`: `f64`, `reverse_gradient`, `forward_gradient`,
+//! Ids per group `rosenbrock_n=<n>`: `f64`, `reverse_gradient` (and its halves
+//! `reverse_record` and `reverse_sweep`), `forward_gradient`,
 //! `forward_jvp`, `analytic`; with `--features peers` also `num_dual_gradient_static`
 //! (n = 10, 100), `num_dual_gradient_dyn` (n ≤ 1000), `ad_trait_reverse`, `ad_trait_forward`
 //! (one tangent per sweep), `ad_trait_forward_multi8` (eight tangents per sweep, like ours),
@@ -45,6 +46,23 @@ fn bench(c: &mut Criterion) {
         group.bench_function("reverse_gradient", |b| {
             b.iter(|| jacobian::gradient(&f, black_box(&x)).unwrap())
         });
+
+        // The two halves of it: recording the tape (inputs and the 8n − 9 operations of f),
+        // and one sweep of a recorded tape.
+        group.bench_function("reverse_record", |b| {
+            b.iter(|| {
+                let tape = reverse::Tape::with_capacity(4 * n);
+                let xs = tape.vars(black_box(&x));
+                black_box(rosenbrock(&xs));
+            })
+        });
+        let tape = reverse::Tape::with_capacity(4 * n);
+        let xs = tape.vars(&x);
+        let y = rosenbrock(&xs);
+        group.bench_function("reverse_sweep", |b| {
+            b.iter(|| tape.sweep_wrt(&[(y, 1.0)], black_box(&xs)))
+        });
+        drop(tape);
 
         // ⌈n/8⌉ sweeps of 8 tangents: O(n²) work, 1250 sweeps for n = 10 000. The brief was to
         // skip n = 10 000 if one run took over ~1 s; it takes 0.2–0.4 s on the 2-core machine

@@ -2,7 +2,8 @@
 //! GradBench `gmm` workload `64_100_1000`): tape size, time and the peak resident memory of the
 //! process, which is what decides whether it runs on a machine at all.
 //!
-//! Run: `cargo run --release -p benches --example gmm_memory [-- d k n]`
+//! Run: `cargo run --release -p benches --example gmm_memory [-- d k n]`; with
+//! `--features peers -- d k n echidna` the same for echidna's reverse tape.
 
 use benches::Function;
 use benches::gradbench::Gmm;
@@ -26,6 +27,7 @@ fn main() {
         .skip(1)
         .filter_map(|a| a.parse().ok())
         .collect();
+    let with_echidna = std::env::args().any(|a| a == "echidna");
     let (d, k, n) = match args[..] {
         [d, k, n] => (d, k, n),
         _ => (64, 100, 1000),
@@ -40,6 +42,10 @@ fn main() {
         start.elapsed().as_secs_f64()
     );
     let baseline = status_mib("VmRSS:");
+    if with_echidna {
+        peer(&f, &p, baseline);
+        return;
+    }
 
     let start = Instant::now();
     let tape = Tape::new();
@@ -72,4 +78,26 @@ fn main() {
         status_mib("VmHWM:"),
         status_mib("VmRSS:")
     );
+}
+
+/// echidna's Adept-style reverse gradient of the same objective, for its time and memory.
+#[cfg(feature = "peers")]
+fn peer(f: &Gmm, p: &[f64], baseline: f64) {
+    use benches::peers::FloatObjective;
+    let start = Instant::now();
+    let g = echidna::grad(|v: &[echidna::Reverse<f64>]| f.eval_float(v), p);
+    println!(
+        "echidna reverse gradient: {:.3} s, ‖g‖∞ = {:.6e}",
+        start.elapsed().as_secs_f64(),
+        g.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+    );
+    println!(
+        "resident memory: {baseline:.0} MiB before, peak {:.0} MiB",
+        status_mib("VmHWM:")
+    );
+}
+
+#[cfg(not(feature = "peers"))]
+fn peer(_: &Gmm, _: &[f64], _: f64) {
+    eprintln!("echidna needs --features peers");
 }

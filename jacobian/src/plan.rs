@@ -25,9 +25,9 @@ pub enum Mode {
 
 /// The cost model's constants, in units of one plain evaluation of `f`. They were fitted to the
 /// crossovers that `cargo run --release --example mode_asymmetry` measures on the dense tanh
-/// layer (m = 8 … 256, where they predict the crossover within 20%; for m = 1 the model
-/// favours forward mode up to n ≈ 31, the measurement up to n ≈ 13); functions dominated by transcendental calls make the tape relatively
-/// cheaper, long chains of cheap arithmetic make it dearer.
+/// layer with the second-generation tape (measured n ≈ 15, 27, 43, 103, 248 for m = 1, 8, 32,
+/// 128, 256; the model's 17, 25, 41, 129, 249); functions dominated by transcendental calls make
+/// the tape relatively cheaper, long chains of cheap arithmetic make it dearer.
 ///
 /// * a forward sweep with N tangents costs `FWD_BASE + FWD_LANE · N`: the primal is recomputed
 ///   every sweep, and each tangent adds about one multiply-add per partial;
@@ -41,11 +41,11 @@ pub mod cost {
     /// Added per tangent of a forward sweep.
     pub const FWD_LANE: f64 = 0.15;
     /// The recording of the reverse mode.
-    pub const REC: f64 = 8.0;
+    pub const REC: f64 = 5.0;
     /// Fixed part of a reverse sweep (reading the nodes).
-    pub const SWEEP_BASE: f64 = 1.0;
+    pub const SWEEP_BASE: f64 = 0.6;
     /// Added per adjoint of a reverse sweep.
-    pub const SWEEP_LANE: f64 = 0.35;
+    pub const SWEEP_LANE: f64 = 0.2;
 }
 
 /// The estimated cost of each mode for an m×n Jacobian, in plain evaluations of `f`.
