@@ -1,12 +1,10 @@
-//! The adjoint sweep: one loop over the nodes in reverse, `ū += ∂v/∂u · v̄`.
-//!
-//! A node's weighted edges end where the previous node (in the walk back) of the same kind began,
-//! so the loop carries two cursors instead of reading an end index per node.
+//! The adjoint sweep: one loop over the nodes in reverse ([`TapeData::walk_back`]),
+//! `ū += ∂v/∂u · v̄`.
 //!
 //! Structural zeros (the convention of `shared_ops::rules`): a zero adjoint or a zero partial
 //! contributes nothing, so `0 · ∞` never turns into NaN.
 
-use crate::tape::storage::{NEG, TapeData, UNIT};
+use crate::tape::storage::{Edges, NEG, TapeData, UNIT};
 use core::any::Any;
 use shared_ops::Op;
 
@@ -26,7 +24,8 @@ pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut Vec<T>) {
 /// of a zero partial and the sign of a unit edge are selects). The same results as
 /// [`generic`] (a skipped term and an added `0` differ at most in the sign of a zero adjoint).
 /// Measured on Rosenbrock n = 1000 (release, one thread, same run): 17.7 µs per sweep by
-/// [`generic`], 13.3 µs by this one.
+/// [`generic`], 13.3 µs by this one. It spells out the walk of [`TapeData::walk_back`] rather
+/// than iterate it: 6% faster here (13.2 against 14.0 µs, same run).
 fn scalar_f64(d: &TapeData<f64>, adj: &mut [f64]) {
     let end = adj.len();
     let (mut w_end, mut u_end) = d.ends_before(end);
@@ -77,31 +76,25 @@ fn scalar_f64(d: &TapeData<f64>, adj: &mut [f64]) {
 /// The sweep for any scalar (`Dual`s, `Var`s of an outer tape): a zero adjoint or partial is
 /// skipped, never multiplied.
 fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
-    let end = adj.len();
-    let (mut w_end, mut u_end) = d.ends_before(end);
-    let (parent, partial, unit) = (
-        &d.parents()[..w_end],
-        &d.partials()[..w_end],
-        &d.units()[..u_end],
-    );
-    for (i, &s) in d.starts()[..end].iter().enumerate().rev() {
+    let (parent, partial, unit) = (d.parents(), d.partials(), d.units());
+    for (i, edges) in d.walk_back(adj.len()) {
         let a = adj[i];
-        let lo = (s & !UNIT) as usize;
-        if s & UNIT == 0 {
-            if !a.is_zero() {
+        if a.is_zero() {
+            continue;
+        }
+        match edges {
+            Edges::Weighted(lo, hi) => {
                 // A zero partial is skipped, not multiplied: 0 · ∞ would be NaN, and on a tape
                 // of `Var`s the product would be a recorded zero that the next node could not
                 // tell from a structural one.
-                for (&p, &w) in parent[lo..w_end].iter().zip(&partial[lo..w_end]) {
+                for (&p, &w) in parent[lo..hi].iter().zip(&partial[lo..hi]) {
                     if !w.is_zero() {
                         adj[p as usize] += w * a;
                     }
                 }
             }
-            w_end = lo;
-        } else {
-            if !a.is_zero() {
-                for &p in &unit[lo..u_end] {
+            Edges::Unit(lo, hi) => {
+                for &p in &unit[lo..hi] {
                     let q = (p & !NEG) as usize;
                     if p & NEG == 0 {
                         adj[q] += a;
@@ -110,27 +103,21 @@ fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
                     }
                 }
             }
-            u_end = lo;
         }
     }
 }
 
 /// The sweep with `Q` adjoints per node; each lane gives what [`scalar`] gives for it.
 pub(crate) fn lanes<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut [[T; Q]]) {
-    let end = adj.len();
-    let (mut w_end, mut u_end) = d.ends_before(end);
-    let (parent, partial, unit) = (
-        &d.parents()[..w_end],
-        &d.partials()[..w_end],
-        &d.units()[..u_end],
-    );
-    for (i, &s) in d.starts()[..end].iter().enumerate().rev() {
+    let (parent, partial, unit) = (d.parents(), d.partials(), d.units());
+    for (i, edges) in d.walk_back(adj.len()) {
         let a = adj[i];
-        let lo = (s & !UNIT) as usize;
-        let live = !a.iter().all(T::is_zero);
-        if s & UNIT == 0 {
-            if live {
-                for (&p, &w) in parent[lo..w_end].iter().zip(&partial[lo..w_end]) {
+        if a.iter().all(T::is_zero) {
+            continue;
+        }
+        match edges {
+            Edges::Weighted(lo, hi) => {
+                for (&p, &w) in parent[lo..hi].iter().zip(&partial[lo..hi]) {
                     if w.is_zero() {
                         continue;
                     }
@@ -150,10 +137,8 @@ pub(crate) fn lanes<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut [[T; Q]]) 
                     }
                 }
             }
-            w_end = lo;
-        } else {
-            if live {
-                for &p in &unit[lo..u_end] {
+            Edges::Unit(lo, hi) => {
+                for &p in &unit[lo..hi] {
                     let t = &mut adj[(p & !NEG) as usize];
                     if p & NEG == 0 {
                         for (t, &a) in t.iter_mut().zip(&a) {
@@ -166,7 +151,6 @@ pub(crate) fn lanes<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut [[T; Q]]) 
                     }
                 }
             }
-            u_end = lo;
         }
     }
 }

@@ -352,22 +352,24 @@ impl<T: Copy> TapeData<T> {
         self.partial.reserve_exact(cap - self.partial.len());
     }
 
-    /// The edges of every node, in one pass (for views and tests; sweeps walk back instead).
+    /// The edges of every node, in recording order (for views).
     pub fn edge_ranges(&self) -> Vec<Edges> {
-        let mut out = Vec::with_capacity(self.start.len());
-        let (mut w_end, mut u_end) = (self.parent.len(), self.unit.len());
-        for &s in self.start.iter().rev() {
-            let lo = (s & !UNIT) as usize;
-            if s & UNIT == 0 {
-                out.push(Edges::Weighted(lo, w_end));
-                w_end = lo;
-            } else {
-                out.push(Edges::Unit(lo, u_end));
-                u_end = lo;
-            }
-        }
+        let mut out: Vec<Edges> = self.walk_back(self.len()).map(|(_, e)| e).collect();
         out.reverse();
         out
+    }
+
+    /// The nodes before `end`, last first, each with the range of its edges: the walk of every
+    /// sweep. A node's edges end where the next node of its kind (the one walked before it)
+    /// began, so the walk carries two cursors and reads one `start` per node.
+    #[inline(always)]
+    pub fn walk_back(&self, end: usize) -> WalkBack<'_> {
+        let (w_end, u_end) = self.ends_before(end);
+        WalkBack {
+            starts: &self.start[..end],
+            w_end,
+            u_end,
+        }
     }
 
     /// Where the weighted and the unit edges of the nodes before `end` end: the first edge of
@@ -418,6 +420,34 @@ impl<T: Copy> TapeData<T> {
             + self.staged.capacity() * 4
             + self.partial.capacity() * size_of::<T>()
             + views
+    }
+}
+
+/// The walk of [`TapeData::walk_back`]: `(node, its edges)`, from the last node to the first.
+pub(crate) struct WalkBack<'a> {
+    starts: &'a [u32],
+    w_end: usize,
+    u_end: usize,
+}
+
+impl Iterator for WalkBack<'_> {
+    type Item = (usize, Edges);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, Edges)> {
+        let (&s, rest) = self.starts.split_last()?;
+        self.starts = rest;
+        let lo = (s & !UNIT) as usize;
+        let edges = if s & UNIT == 0 {
+            let e = Edges::Weighted(lo, self.w_end);
+            self.w_end = lo;
+            e
+        } else {
+            let e = Edges::Unit(lo, self.u_end);
+            self.u_end = lo;
+            e
+        };
+        Some((rest.len(), edges))
     }
 }
 
