@@ -118,3 +118,19 @@ fn max_rel_diff_sees_nan_and_scale() {
     assert_eq!(benches::max_rel_diff(&[1e-300], &[0.0]), 1.0);
     assert!(benches::max_rel_diff(&[1.0 + 1e-15], &[1.0]) < 1e-14);
 }
+
+/// The tape's memory target: Rosenbrock with n = 10⁴ takes at most 16 bytes per elementary
+/// operation of f (8n − 9 of them: per term 1 − x, x², a subtraction, a², 100·b, ·b and +, and
+/// the n − 2 additions of the sum), inputs included. The first-generation tape took 40.
+#[test]
+fn rosenbrock_tape_takes_at_most_16_bytes_per_operation() {
+    let n = 10_000;
+    let tape = reverse::Tape::new();
+    let x = tape.vars(&rosenbrock_input(n));
+    let _ = rosenbrock(&x);
+    let s = tape.stats();
+    let per_op = s.bytes as f64 / (8 * n - 9) as f64;
+    eprintln!("Rosenbrock n = {n}: {s:?}, {per_op:.2} bytes per operation");
+    assert_eq!(s.bytes, 4 * s.nodes + 12 * s.edges + 4 * s.unit_edges);
+    assert!(per_op <= 16.0, "{per_op} bytes per operation");
+}
