@@ -473,8 +473,8 @@ impl<'a> View<'a> {
 
     /// The operands of node `i` that are on the tape, with `∂vᵢ/∂operand`. A constant operand
     /// is not recorded. (For `x·x` the tape holds one edge to `x` with the whole partial.)
-    fn operands(&self, i: usize) -> Vec<(u32, f64)> {
-        self.operands[i].clone()
+    fn operands(&self, i: usize) -> &[(u32, f64)] {
+        &self.operands[i]
     }
 
     /// The edges into node `i` that a sweep follows: the non-zero partials.
@@ -487,7 +487,7 @@ impl<'a> View<'a> {
     fn expr(&self, i: usize) -> (String, bool) {
         let ops = self.operands(i);
         let v = self.values[i];
-        match (self.ops[i], ops.as_slice()) {
+        match (self.ops[i], ops) {
             (OpCode::Input, _) => ("input".into(), false),
             (
                 op @ (OpCode::Add | OpCode::Sub | OpCode::Mul | OpCode::Div | OpCode::Rem),
@@ -536,7 +536,7 @@ impl<'a> View<'a> {
     fn sinks(&self) -> Vec<bool> {
         let mut used = vec![false; self.len()];
         for i in 0..self.len() {
-            for (u, _) in self.operands(i) {
+            for &(u, _) in self.operands(i) {
                 used[u as usize] = true;
             }
         }
@@ -612,7 +612,8 @@ fn primal(view: &View<'_>) -> Trace {
             any_c |= c;
             let terms = view
                 .operands(i)
-                .into_iter()
+                .iter()
+                .copied()
                 .map(|(u, w)| Term {
                     node: u,
                     name: view.name(u).to_string(),
@@ -673,7 +674,8 @@ fn tangent(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
     for i in 0..len {
         let terms: Vec<Term> = view
             .operands(i)
-            .into_iter()
+            .iter()
+            .copied()
             .map(|(u, w)| Term {
                 node: u,
                 name: view.name(u).to_string(),
@@ -828,7 +830,7 @@ fn dot(view: &View<'_>) -> String {
         let _ = writeln!(out, "  n{i} [{attrs}];");
     }
     for i in 0..view.len() {
-        for (u, w) in view.operands(i) {
+        for &(u, w) in view.operands(i) {
             let label = format!("∂{}/∂{} = {}", view.names[i], view.name(u), num(w));
             let style = if w == 0.0 { ", style=dashed" } else { "" };
             let _ = writeln!(

@@ -23,9 +23,9 @@ pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut Vec<T>) {
 /// The sweep of a tape of `f64`: no branch and no bounds check per edge (the structural zero
 /// of a zero partial and the sign of a unit edge are selects). The same results as
 /// [`generic`] (a skipped term and an added `0` differ at most in the sign of a zero adjoint).
-/// Measured on Rosenbrock n = 1000 (release, one thread, same run): 17.7 µs per sweep by
-/// [`generic`], 13.3 µs by this one. It spells out the walk of [`TapeData::walk_back`] rather
-/// than iterate it: 6% faster here (13.2 against 14.0 µs, same run).
+/// Measured on Rosenbrock n = 1000 (release, one thread, builds timed one after the other):
+/// 17.7 µs per sweep by [`generic`], 13.3 µs by this one. It spells out the walk of
+/// [`TapeData::walk_back`] rather than iterate it: 6% faster here (13.2 against 14.0 µs).
 fn scalar_f64(d: &TapeData<f64>, adj: &mut [f64]) {
     let end = adj.len();
     let (mut w_end, mut u_end) = d.ends_before(end);

@@ -26,9 +26,9 @@
 //!    during which the tape's registry entry is marked, so that a recording into it panics
 //!    instead of aliasing). No other code dereferences the pointer.
 //!
-//! The benefit, measured when this design replaced a `RefCell` in thread-local storage: the
-//! borrow flag's store and reload around every node made a read-modify-write chain through
-//! memory that halved the recording speed of cheap arithmetic.
+//! Why not a `RefCell`: the first-generation tape measured that its borrow flag's store and
+//! reload around every node made a read-modify-write chain through memory that halved the
+//! recording speed of cheap arithmetic.
 
 use super::storage::TapeData;
 use core::cell::{Cell, RefCell};

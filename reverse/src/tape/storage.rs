@@ -22,6 +22,10 @@
 use super::live::Append;
 use shared_ops::OpCode;
 
+mod walk;
+
+pub(crate) use walk::Edges;
+
 /// In `start`: the node's edges are in `unit`.
 pub(crate) const UNIT: u32 = 1 << 31;
 /// In a unit edge: the partial is −1 (else +1).
@@ -87,13 +91,6 @@ impl<T> Default for TapeData<T> {
             limit: 0,
         }
     }
-}
-
-/// The edges of one node: a range of `parent`/`partial`, or of `unit`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Edges {
-    Weighted(usize, usize),
-    Unit(usize, usize),
 }
 
 impl<T: Copy> TapeData<T> {
@@ -200,8 +197,8 @@ impl<T: Copy> TapeData<T> {
     ///
     /// The fast path is one comparison and plain writes, and its slow path a [`cold_path!`]:
     /// no `Vec::push`, whose growth is a call that returns into the loop of the user's function.
-    /// Measured on Rosenbrock n = 1000 (release, one thread): recording took 17.4 µs with
-    /// pushes and 12.9 µs this way.
+    /// Measured on Rosenbrock n = 1000 (release, one thread, two builds timed one after the
+    /// other): recording took 17.4 µs with pushes and 12.9 µs this way.
     #[inline(always)]
     pub fn weighted<const K: usize>(
         &mut self,
@@ -352,43 +349,6 @@ impl<T: Copy> TapeData<T> {
         self.partial.reserve_exact(cap - self.partial.len());
     }
 
-    /// The edges of every node, in recording order (for views).
-    pub fn edge_ranges(&self) -> Vec<Edges> {
-        let mut out: Vec<Edges> = self.walk_back(self.len()).map(|(_, e)| e).collect();
-        out.reverse();
-        out
-    }
-
-    /// The nodes before `end`, last first, each with the range of its edges: the walk of every
-    /// sweep. A node's edges end where the next node of its kind (the one walked before it)
-    /// began, so the walk carries two cursors and reads one `start` per node.
-    #[inline(always)]
-    pub fn walk_back(&self, end: usize) -> WalkBack<'_> {
-        let (w_end, u_end) = self.ends_before(end);
-        WalkBack {
-            starts: &self.start[..end],
-            w_end,
-            u_end,
-        }
-    }
-
-    /// Where the weighted and the unit edges of the nodes before `end` end: the first edge of
-    /// the first node of each kind from `end` on (usually a few nodes away).
-    pub fn ends_before(&self, end: usize) -> (usize, usize) {
-        let (mut w, mut u) = (None, None);
-        for &s in &self.start[end..] {
-            if s & UNIT == 0 {
-                w.get_or_insert(s as usize);
-            } else {
-                u.get_or_insert((s & !UNIT) as usize);
-            }
-            if w.is_some() && u.is_some() {
-                break;
-            }
-        }
-        (w.unwrap_or(self.parent.len()), u.unwrap_or(self.unit.len()))
-    }
-
     /// Bytes of what is recorded (lengths, not capacities).
     pub fn bytes(&self) -> usize {
         let views = self.views.as_ref().map_or(0, |v| {
@@ -420,34 +380,6 @@ impl<T: Copy> TapeData<T> {
             + self.staged.capacity() * 4
             + self.partial.capacity() * size_of::<T>()
             + views
-    }
-}
-
-/// The walk of [`TapeData::walk_back`]: `(node, its edges)`, from the last node to the first.
-pub(crate) struct WalkBack<'a> {
-    starts: &'a [u32],
-    w_end: usize,
-    u_end: usize,
-}
-
-impl Iterator for WalkBack<'_> {
-    type Item = (usize, Edges);
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<(usize, Edges)> {
-        let (&s, rest) = self.starts.split_last()?;
-        self.starts = rest;
-        let lo = (s & !UNIT) as usize;
-        let edges = if s & UNIT == 0 {
-            let e = Edges::Weighted(lo, self.w_end);
-            self.w_end = lo;
-            e
-        } else {
-            let e = Edges::Unit(lo, self.u_end);
-            self.u_end = lo;
-            e
-        };
-        Some((rest.len(), edges))
     }
 }
 
@@ -526,92 +458,4 @@ impl<T: Copy, const K: usize> Append<T> for Unit<T, K> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The fast path (plain writes under `limit`) stores exactly what the slow path stores:
-    /// a long random mix of node kinds, from empty buffers through many growths, recorded on an
-    /// untraced tape (fast path) and on a traced one (every node on the slow path).
-    #[test]
-    fn fast_appends_equal_slow_appends_across_growth() {
-        let mut fast = TapeData::<f64>::default();
-        let mut slow = TapeData::<f64>::default();
-        fast.reset(false);
-        slow.reset(true);
-        assert_eq!(slow.limit, 0, "a traced tape takes the slow path");
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
-        for i in 0..60_000u32 {
-            let p = |k: u64| (k as u32) % i.max(1);
-            let w = f64::from(i) * 0.5;
-            let op = OpCode::Mul;
-            match next(7) {
-                0 => {
-                    let (a, b) = (p(next(1 << 20)), p(next(1 << 20)));
-                    assert_eq!(
-                        fast.weighted([a, b], [w, -w], w, op),
-                        slow.weighted([a, b], [w, -w], w, op)
-                    );
-                }
-                1 => {
-                    let (a, b, c) = (p(next(1 << 20)), p(next(1 << 20)), p(next(1 << 20)));
-                    let e = ([a, b, c], [w, 1.0, 2.0]);
-                    assert_eq!(
-                        fast.weighted(e.0, e.1, w, op),
-                        slow.weighted(e.0, e.1, w, op)
-                    );
-                }
-                2 => assert_eq!(fast.input(w), slow.input(w)),
-                3 => {
-                    let a = p(next(1 << 20)) | NEG;
-                    assert_eq!(fast.unit([a], w, op), slow.unit([a], w, op));
-                }
-                4 => {
-                    let (a, b) = (p(next(1 << 20)), p(next(1 << 20)) | NEG);
-                    assert_eq!(fast.unit([a, b], w, op), slow.unit([a, b], w, op));
-                }
-                5 => {
-                    let k = next(40) as usize;
-                    let edges: Vec<(u32, f64)> =
-                        (0..k).map(|j| (p(next(1 << 20)), j as f64)).collect();
-                    let (ef, es) = (edges.iter().copied(), edges.iter().copied());
-                    assert_eq!(
-                        fast.weighted_exact(k, ef, w, op),
-                        slow.weighted_exact(k, es, w, op)
-                    );
-                }
-                _ => {
-                    let k = next(30) as usize;
-                    let (bf, bs) = (fast.staged.len(), slow.staged.len());
-                    for _ in 0..k {
-                        let a = p(next(1 << 20));
-                        fast.stage(a);
-                        slow.stage(a);
-                    }
-                    assert_eq!(fast.unit_staged(bf, w, op), slow.unit_staged(bs, w, op));
-                }
-            }
-            assert!(fast.len() <= fast.start.capacity());
-        }
-        assert_eq!(fast.starts(), slow.starts());
-        assert_eq!(fast.parents(), slow.parents());
-        assert_eq!(fast.partials(), slow.partials());
-        assert_eq!(fast.units(), slow.units());
-        assert_eq!(
-            slow.views.as_ref().map(|v| v.values.len()),
-            Some(slow.len())
-        );
-        // Shrinking moves the bound with the capacities (no room left: the next node takes the
-        // slow path and grows), and appending still works.
-        fast.shrink_to_fit();
-        assert_eq!(fast.limit, fast.len());
-        let n = fast.len() as u32;
-        assert_eq!(fast.weighted([0, 1], [1.0, 2.0], 3.0, OpCode::Mul), n);
-        assert_eq!(fast.unit([0, 1 | NEG], 3.0, OpCode::Sub), n + 1);
-    }
-}
+mod tests;
