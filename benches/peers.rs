@@ -2,12 +2,12 @@
 //!
 //! Each peer has its own number trait, so the workloads are written again, operation for
 //! operation as above: `num_dual::DualNum` (whose dual numbers are `Clone`, not `Copy`, hence the
-//! references), `ad_trait::AD` (behind its `DifferentiableFunctionTrait`), and
-//! `num_traits::Float` for echidna (whose numbers have no `Sum`, hence the folds, and no n-ary
-//! dot product, hence the loops).
+//! references) and `ad_trait::AD` (behind its `DifferentiableFunctionTrait`). echidna's numbers
+//! are `num_traits::Float`, for which the GradBench objectives are written already: they run
+//! with [`Folds`] (echidna has no `Sum` and no n-ary dot product).
 
 use crate::DenseTanh;
-use crate::gradbench::{Det, Gmm, Llsq};
+use crate::gradbench::{Det, Folds, Gmm, Llsq, Lse, Reduce};
 use ad_trait::AD;
 use ad_trait::differentiable_function::DifferentiableFunctionTrait;
 use num_dual::DualNum;
@@ -98,7 +98,8 @@ impl<T: AD> DifferentiableFunctionTrait<T> for AdDense {
 }
 
 /// A scalar objective written for any `num_traits::Float` (closures cannot be generic): how
-/// the GradBench workloads run on echidna's numbers.
+/// the GradBench workloads run on echidna's numbers, by the same code as ours with
+/// [`Folds`] for the reductions.
 pub trait FloatObjective {
     /// The value at `x`.
     fn eval_float<T: Float>(&self, x: &[T]) -> T;
@@ -106,183 +107,35 @@ pub trait FloatObjective {
 
 impl FloatObjective for Llsq {
     fn eval_float<T: Float>(&self, x: &[T]) -> T {
-        llsq_float(self, x)
+        self.objective(x, &Folds)
     }
 }
 
-impl FloatObjective for crate::gradbench::Lse {
+impl FloatObjective for Lse {
     fn eval_float<T: Float>(&self, x: &[T]) -> T {
-        lse_float(x)
+        Lse::objective(x, &Folds)
     }
 }
 
 impl FloatObjective for Det {
     fn eval_float<T: Float>(&self, x: &[T]) -> T {
-        det_float(self, x)
+        self.objective(x)
     }
 }
 
 impl FloatObjective for Gmm {
     fn eval_float<T: Float>(&self, x: &[T]) -> T {
-        gmm_float(self, x)
+        self.objective(x, &Folds)
     }
 }
 
-/// A constant of any `Float` type.
-fn c<T: Float>(v: f64) -> T {
-    T::from(v).expect("an f64 constant")
-}
-
-/// Σ aᵢbᵢ by a loop (echidna has no n-ary node).
-fn dot<T: Float>(a: &[T], b: &[T]) -> T {
-    a.iter()
-        .zip(b)
-        .skip(1)
-        .fold(a[0] * b[0], |s, (&x, &y)| s + x * y)
-}
-
-/// [`rosenbrock`](crate::rosenbrock) for any `Float` (echidna).
+/// [`rosenbrock`](crate::rosenbrock) for any `Float` (echidna), a fold for its sum.
 pub fn rosenbrock_float<T: Float>(x: &[T]) -> T {
-    let hundred = c::<T>(100.0);
-    let mut terms = x.windows(2).map(|w| {
+    let hundred = T::from(100.0).expect("a constant");
+    let terms = x.windows(2).map(|w| {
         let a = T::one() - w[0];
         let b = w[1] - w[0] * w[0];
         a * a + hundred * b * b
     });
-    let first = terms.next().unwrap_or_else(T::zero);
-    terms.fold(first, |s, t| s + t)
-}
-
-/// [`Llsq`] for any `Float` (echidna).
-pub fn llsq_float<T: Float>(f: &Llsq, x: &[T]) -> T {
-    let mut powers = vec![T::zero(); f.m];
-    let mut residuals = f.rows().map(|(row, s)| {
-        for (p, &v) in powers.iter_mut().zip(row) {
-            *p = c(v);
-        }
-        let r = c::<T>(s) - dot(x, &powers);
-        r * r
-    });
-    let first = residuals.next().expect("n > 0");
-    residuals.fold(first, |s, r| s + r) * c(0.5)
-}
-
-/// [`Lse`](crate::gradbench::Lse) for any `Float` (echidna).
-pub fn lse_float<T: Float>(x: &[T]) -> T {
-    let a = x[1..].iter().fold(x[0], |a, &b| a.max(b));
-    let s = x[1..]
-        .iter()
-        .fold((x[0] - a).exp(), |s, &xi| s + (xi - a).exp());
-    s.ln() + a
-}
-
-/// [`Det`] for any `Float` (echidna).
-pub fn det_float<T: Float>(f: &Det, a: &[T]) -> T {
-    fn minor<T: Float>(a: &[T], ell: usize, m: usize, r: &mut [usize], c: &mut [usize]) -> T {
-        let r0 = r[ell];
-        let mut cj = c[ell];
-        if m == 1 {
-            return a[r0 * ell + cj];
-        }
-        let mut det = T::zero();
-        let mut positive = true;
-        r[ell] = r[r0];
-        let mut cj1 = ell;
-        for _ in 0..m {
-            let m0j = a[r0 * ell + cj];
-            c[cj1] = c[cj];
-            let sub = minor(a, ell, m - 1, r, c);
-            c[cj1] = cj;
-            det = if positive {
-                det + m0j * sub
-            } else {
-                det - m0j * sub
-            };
-            cj1 = cj;
-            cj = c[cj];
-            positive = !positive;
-        }
-        r[ell] = r0;
-        det
-    }
-    let l = f.ell;
-    let mut r: Vec<usize> = (1..=l).collect();
-    r.push(0);
-    let mut cols = r.clone();
-    minor(a, l, l, &mut r, &mut cols)
-}
-
-/// [`Gmm`] for any `Float` (echidna), operation for operation as ours but with loops for the
-/// dot products.
-pub fn gmm_float<T: Float>(f: &Gmm, p: &[T]) -> T {
-    let (d, k) = (f.d, f.k);
-    let tri = d * (d - 1) / 2;
-    let (alpha, rest) = p.split_at(k);
-    let (mu, rest) = rest.split_at(k * d);
-    let (q, l) = rest.split_at(k * d);
-    let qdiag: Vec<T> = q.iter().map(|v| v.exp()).collect();
-    let sum_q: Vec<T> = q
-        .chunks_exact(d)
-        .map(|qk| qk[1..].iter().fold(qk[0], |s, &v| s + v))
-        .collect();
-    let rows: Vec<Vec<Vec<T>>> = (0..k)
-        .map(|cc| {
-            let lc = &l[cc * tri..(cc + 1) * tri];
-            (0..d)
-                .map(|r| {
-                    (0..r)
-                        .map(|col| lc[col * d - col * (col + 1) / 2 + (r - col - 1)])
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
-    let lse = |v: &[T]| {
-        let a = v[1..].iter().fold(v[0], |a, &b| a.max(b));
-        let s = v[1..]
-            .iter()
-            .fold((v[0] - a).exp(), |s, &vi| s + (vi - a).exp());
-        s.ln() + a
-    };
-    let half = c::<T>(0.5);
-    let mut xc = vec![T::zero(); d];
-    let mut qx = vec![T::zero(); d];
-    let mut beta = vec![T::zero(); k];
-    let mut slse: Option<T> = None;
-    for xi in f.x.chunks_exact(d) {
-        for cc in 0..k {
-            for j in 0..d {
-                xc[j] = c::<T>(xi[j]) - mu[cc * d + j];
-            }
-            for r in 0..d {
-                let diag = qdiag[cc * d + r] * xc[r];
-                qx[r] = if r == 0 {
-                    diag
-                } else {
-                    diag + dot(&rows[cc][r], &xc[..r])
-                };
-            }
-            beta[cc] = alpha[cc] + sum_q[cc] - dot(&qx, &qx) * half;
-        }
-        let term = lse(&beta);
-        slse = Some(slse.map_or(term, |s| s + term));
-    }
-    let (n, df) = (f.n as f64, d as f64);
-    let loglik = c::<T>(-0.5 * n * df * (2.0 * core::f64::consts::PI).ln()) + slse.expect("n > 0")
-        - lse(alpha) * c(n);
-    let g2 = c::<T>(0.5 * f.gamma * f.gamma);
-    let m = c::<T>(f.m as f64);
-    let mut prior: Option<T> = None;
-    for cc in 0..k {
-        let qd = &qdiag[cc * d..(cc + 1) * d];
-        let lc = &l[cc * tri..(cc + 1) * tri];
-        let frobenius = if tri == 0 {
-            dot(qd, qd)
-        } else {
-            dot(qd, qd) + dot(lc, lc)
-        };
-        let term = m * sum_q[cc] - g2 * frobenius;
-        prior = Some(prior.map_or(term, |s| s + term));
-    }
-    loglik + prior.expect("k > 0") + c(k as f64 * f.prior_constant())
+    Folds.sum(terms)
 }

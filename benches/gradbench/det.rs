@@ -1,4 +1,5 @@
 use crate::{Function, Op};
+use shared_ops::num_traits::Float;
 
 /// GradBench `det`: the determinant of an ℓ×ℓ matrix (row-major input) by recursive expansion
 /// along the first row of each minor, O(ℓ!) operations, in the arithmetic order of the suite's
@@ -31,6 +32,15 @@ impl Det {
         super::Rng::new(31337).uniforms(self.ell * self.ell)
     }
 
+    /// The determinant of `a`, for any `Float` (a sum of products: no reductions needed).
+    pub fn objective<T: Float>(&self, a: &[T]) -> T {
+        let l = self.ell;
+        let mut r: Vec<usize> = (1..=l).collect();
+        r.push(0);
+        let mut c = r.clone();
+        det_minor(a, l, l, &mut r, &mut c)
+    }
+
     /// The gradient by hand: `∂det/∂aᵢⱼ = (−1)^(i+j) det(A without row i and column j)`.
     pub fn cofactors(&self, a: &[f64]) -> Vec<f64> {
         let l = self.ell;
@@ -54,7 +64,7 @@ impl Det {
 
 /// The determinant of the minor of the m rows and columns still linked in `r` and `c` (each
 /// `r[k]` is the row after row k; `r[ℓ]` heads the list).
-fn det_minor<T: Op>(a: &[T], ell: usize, m: usize, r: &mut [usize], c: &mut [usize]) -> T {
+fn det_minor<T: Float>(a: &[T], ell: usize, m: usize, r: &mut [usize], c: &mut [usize]) -> T {
     let r0 = r[ell];
     let mut cj = c[ell];
     if m == 1 {
@@ -84,11 +94,7 @@ fn det_minor<T: Op>(a: &[T], ell: usize, m: usize, r: &mut [usize], c: &mut [usi
 
 impl Function for Det {
     fn eval<T: Op>(&self, a: &[T]) -> Vec<T> {
-        let l = self.ell;
-        let mut r: Vec<usize> = (1..=l).collect();
-        r.push(0);
-        let mut c = r.clone();
-        vec![det_minor(a, l, l, &mut r, &mut c)]
+        vec![self.objective(a)]
     }
     fn sizes(&self) -> Option<(usize, usize)> {
         Some((self.ell * self.ell, 1))

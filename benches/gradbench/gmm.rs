@@ -1,5 +1,7 @@
+use super::{Nary, Reduce, c};
 use crate::{Function, Op};
 use core::f64::consts::PI;
+use shared_ops::num_traits::Float;
 
 /// GradBench `gmm`: the log posterior of a mixture of k Gaussians in d dimensions, over n data
 /// points, with a Wishart prior on the precision matrices (the suite's current definition,
@@ -88,14 +90,14 @@ impl Gmm {
 }
 
 /// `max v + ln Σ exp(vᵢ − max v)`.
-fn logsumexp<T: Op>(v: &[T]) -> T {
+fn logsumexp<T: Float>(v: &[T], r: &impl Reduce<T>) -> T {
     let a = v[1..].iter().fold(v[0], |a, &b| a.max(b));
-    let s: T = v.iter().map(|&vi| (vi - a).exp()).sum();
-    s.ln() + a
+    r.sum(v.iter().map(|&vi| (vi - a).exp())).ln() + a
 }
 
-impl Function for Gmm {
-    fn eval<T: Op>(&self, p: &[T]) -> Vec<T> {
+impl Gmm {
+    /// The objective, for any `Float` with the reductions `r`.
+    pub fn objective<T: Float>(&self, p: &[T], r: &impl Reduce<T>) -> T {
         let (d, k, tri) = (self.d, self.k, self.tri());
         let (alpha, rest) = p.split_at(k);
         let (mu, rest) = rest.split_at(k * d);
@@ -103,62 +105,62 @@ impl Function for Gmm {
         let qdiag: Vec<T> = q.iter().map(|v| v.exp()).collect();
         let sum_q: Vec<T> = q
             .chunks_exact(d)
-            .map(|qk| qk.iter().copied().sum())
+            .map(|qk| r.sum(qk.iter().copied()))
             .collect();
         // Row r of the strict lower triangle of Qₖ (l is column-major: column c holds rows
         // c + 1 … d − 1), gathered once per component.
         let rows: Vec<Vec<Vec<T>>> = (0..k)
-            .map(|c| {
-                let lc = &l[c * tri..(c + 1) * tri];
+            .map(|comp| {
+                let lc = &l[comp * tri..(comp + 1) * tri];
                 (0..d)
-                    .map(|r| {
-                        (0..r)
-                            .map(|col| lc[col * d - col * (col + 1) / 2 + (r - col - 1)])
+                    .map(|row| {
+                        (0..row)
+                            .map(|col| lc[col * d - col * (col + 1) / 2 + (row - col - 1)])
                             .collect()
                     })
                     .collect()
             })
             .collect();
 
-        let half = T::constant(0.5);
+        let half = c::<T>(0.5);
         let mut xc = vec![T::zero(); d];
         let mut qx = vec![T::zero(); d];
         let mut beta = vec![T::zero(); k];
-        let slse: T = self
-            .x
-            .chunks_exact(d)
-            .map(|xi| {
-                for c in 0..k {
-                    for j in 0..d {
-                        xc[j] = T::constant(xi[j]) - mu[c * d + j];
-                    }
-                    for r in 0..d {
-                        let diag = qdiag[c * d + r] * xc[r];
-                        qx[r] = if r == 0 {
-                            diag
-                        } else {
-                            diag + T::dot(&rows[c][r], &xc[..r])
-                        };
-                    }
-                    beta[c] = alpha[c] + sum_q[c] - T::dot(&qx, &qx) * half;
+        let terms = self.x.chunks_exact(d).map(|xi| {
+            for comp in 0..k {
+                for j in 0..d {
+                    xc[j] = c::<T>(xi[j]) - mu[comp * d + j];
                 }
-                logsumexp(&beta)
-            })
-            .sum();
+                for row in 0..d {
+                    let diag = qdiag[comp * d + row] * xc[row];
+                    qx[row] = if row == 0 {
+                        diag
+                    } else {
+                        diag + r.dot(&rows[comp][row], &xc[..row])
+                    };
+                }
+                beta[comp] = alpha[comp] + sum_q[comp] - r.dot(&qx, &qx) * half;
+            }
+            logsumexp(&beta, r)
+        });
+        let slse = r.sum(terms);
         let (n, df) = (self.n as f64, d as f64);
-        let loglik =
-            T::constant(-0.5 * n * df * (2.0 * PI).ln()) + slse - logsumexp(alpha) * T::constant(n);
-        let g2 = T::constant(0.5 * self.gamma * self.gamma);
-        let m = T::constant(self.m as f64);
-        let prior: T = (0..k)
-            .map(|c| {
-                let qd = &qdiag[c * d..(c + 1) * d];
-                let lc = &l[c * tri..(c + 1) * tri];
-                let frobenius = T::dot(qd, qd) + T::dot(lc, lc);
-                m * sum_q[c] - g2 * frobenius
-            })
-            .sum();
-        vec![loglik + prior + T::constant(k as f64 * self.prior_constant())]
+        let loglik = c::<T>(-0.5 * n * df * (2.0 * PI).ln()) + slse - logsumexp(alpha, r) * c(n);
+        let g2 = c::<T>(0.5 * self.gamma * self.gamma);
+        let m = c::<T>(self.m as f64);
+        let prior = r.sum((0..k).map(|comp| {
+            let qd = &qdiag[comp * d..(comp + 1) * d];
+            let lc = &l[comp * tri..(comp + 1) * tri];
+            let frobenius = r.dot(qd, qd) + r.dot(lc, lc);
+            m * sum_q[comp] - g2 * frobenius
+        }));
+        loglik + prior + c(k as f64 * self.prior_constant())
+    }
+}
+
+impl Function for Gmm {
+    fn eval<T: Op>(&self, p: &[T]) -> Vec<T> {
+        vec![self.objective(p, &Nary)]
     }
     fn sizes(&self) -> Option<(usize, usize)> {
         Some((self.k * (1 + 2 * self.d) + self.k * self.tri(), 1))

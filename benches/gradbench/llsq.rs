@@ -1,4 +1,6 @@
+use super::{Nary, Reduce, c};
 use crate::{Function, Op};
+use shared_ops::num_traits::Float;
 
 /// GradBench `llsq`: the linear least-squares objective
 /// `y(x) = ½ Σᵢ (sᵢ − Σⱼ xⱼ tᵢʲ)²` with `tᵢ = −1 + 2i/(n − 1)` and `sᵢ = sign tᵢ`, over the
@@ -65,6 +67,19 @@ impl Llsq {
             .zip(self.signs.iter().copied())
     }
 
+    /// The objective, for any `Float` with the reductions `r`.
+    pub fn objective<T: Float>(&self, x: &[T], r: &impl Reduce<T>) -> T {
+        let mut powers = vec![T::zero(); self.m];
+        let residuals = self.rows().map(|(row, s)| {
+            for (p, &v) in powers.iter_mut().zip(row) {
+                *p = c(v);
+            }
+            let e = c::<T>(s) - r.dot(x, &powers);
+            e * e
+        });
+        r.sum(residuals) * c(0.5)
+    }
+
     /// The gradient by hand: `∂y/∂xⱼ = −Σᵢ rᵢ tᵢʲ` with `rᵢ = sᵢ − Σₗ xₗ tᵢˡ`.
     pub fn gradient(&self, x: &[f64]) -> Vec<f64> {
         let mut g = vec![0.0; self.m];
@@ -80,18 +95,7 @@ impl Llsq {
 
 impl Function for Llsq {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        let mut powers = vec![T::zero(); self.m];
-        let sum: T = self
-            .rows()
-            .map(|(row, s)| {
-                for (p, &c) in powers.iter_mut().zip(row) {
-                    *p = T::constant(c);
-                }
-                let r = T::constant(s) - T::dot(x, &powers);
-                r * r
-            })
-            .sum();
-        vec![sum * T::constant(0.5)]
+        vec![self.objective(x, &Nary)]
     }
     fn sizes(&self) -> Option<(usize, usize)> {
         Some((self.m, 1))

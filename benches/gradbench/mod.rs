@@ -6,6 +6,11 @@
 //! deterministically by [`Rng`] from the sizes (GradBench draws them with numpy; the
 //! distributions are the same, the numbers are not).
 //!
+//! Each objective is written once, over `num_traits::Float` and a [`Reduce`] that says how to
+//! sum and take dot products: [`Nary`] for our numbers (one node each on a tape), and, for
+//! number types that have neither `Sum` nor an n-ary dot product (echidna's, in the benches'
+//! `peers` feature), [`Folds`].
+//!
 //! | workload | objective | inputs | GradBench eval |
 //! |---|---|---|---|
 //! | [`Llsq`] | ½ Σᵢ (sᵢ − Σⱼ xⱼ tᵢʲ)² | the m coefficients | `llsq` |
@@ -14,6 +19,9 @@
 //! | [`Gmm`] | log posterior of a Gaussian mixture with a Wishart prior | α, μ, q, l | `gmm` |
 //!
 //! [`Op`]: crate::Op
+
+use shared_ops::Op;
+use shared_ops::num_traits::Float;
 
 mod det;
 mod gmm;
@@ -24,6 +32,59 @@ pub use det::Det;
 pub use gmm::Gmm;
 pub use llsq::Llsq;
 pub use lse::Lse;
+
+/// How an objective sums and takes dot products.
+pub trait Reduce<T> {
+    /// The sum of the items, in order (zero for none).
+    fn sum(&self, items: impl Iterator<Item = T>) -> T;
+    /// `Σ aᵢ·bᵢ`, in order.
+    fn dot(&self, a: &[T], b: &[T]) -> T;
+}
+
+/// Our reductions: `Sum` and [`Op::dot`], each one n-ary node on a tape.
+///
+/// ```
+/// use benches::gradbench::{Nary, Reduce};
+/// assert_eq!(Nary.dot(&[1.0, 2.0], &[3.0, 4.0]), 11.0);
+/// assert_eq!(Nary.sum([1.0, 2.0].into_iter()), 3.0);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Nary;
+
+impl<T: Op> Reduce<T> for Nary {
+    fn sum(&self, items: impl Iterator<Item = T>) -> T {
+        items.sum()
+    }
+    fn dot(&self, a: &[T], b: &[T]) -> T {
+        T::dot(a, b)
+    }
+}
+
+/// Reductions by folds of binary operations, for any `Float` (echidna's numbers, which have no
+/// `Sum`): the same order of operations as [`Nary`].
+///
+/// ```
+/// use benches::gradbench::{Folds, Reduce};
+/// assert_eq!(Folds.dot(&[1.0, 2.0], &[3.0, 4.0]), 11.0);
+/// assert_eq!(Folds.sum(std::iter::empty::<f64>()), 0.0);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Folds;
+
+impl<T: Float> Reduce<T> for Folds {
+    fn sum(&self, mut items: impl Iterator<Item = T>) -> T {
+        let first = items.next().unwrap_or_else(T::zero);
+        items.fold(first, |s, v| s + v)
+    }
+    fn dot(&self, a: &[T], b: &[T]) -> T {
+        self.sum(a.iter().zip(b).map(|(&x, &y)| x * y))
+    }
+}
+
+/// An `f64` constant of any `Float` type.
+fn c<T: Float>(v: f64) -> T {
+    T::from(v).expect("an f64 constant")
+}
 
 /// A small deterministic generator (SplitMix64) for the workloads' data: uniform numbers in
 /// [0, 1) and standard normals (Box–Muller).

@@ -228,3 +228,63 @@ fn gmm_at_the_benchmark_size_runs() {
         );
     }
 }
+
+/// The reductions by folds (how echidna's numbers run the objectives) give the same values as
+/// the n-ary ones, and, recorded on our tape as chains of binary operations, the same gradients.
+#[test]
+fn folds_and_nary_reductions_agree() {
+    use benches::gradbench::Folds;
+    use reverse::Var;
+    /// `folded` is the objective with folds, on f64 and on our tape; `nary` is the Function.
+    fn agree<F: Function>(
+        name: &str,
+        nary: &F,
+        x: &[f64],
+        folded_f64: impl Fn(&[f64]) -> f64,
+        folded_tape: impl Fn(&[Var]) -> Var,
+    ) {
+        let (y, g) = jacobian::gradient(nary, x).unwrap();
+        let folded = folded_f64(x);
+        assert!(
+            (folded - y).abs() <= 1e-13 * y.abs().max(1.0),
+            "{name}: {folded} vs {y}"
+        );
+        let (_, gf) = reverse::gradient(|v: &[Var]| folded_tape(v), x);
+        assert_close(
+            &gf,
+            &g,
+            1e-12,
+            &format!("{name}: folds against n-ary nodes"),
+        );
+    }
+    let llsq = Llsq::new(16, 40);
+    let x = llsq.input();
+    agree(
+        "llsq",
+        &llsq,
+        &x,
+        |x| llsq.objective(x, &Folds),
+        |x| llsq.objective(x, &Folds),
+    );
+    let lse = Lse::new(50);
+    let x = lse.input();
+    agree(
+        "lse",
+        &lse,
+        &x,
+        |x| Lse::objective(x, &Folds),
+        |x| Lse::objective(x, &Folds),
+    );
+    let gmm = Gmm::new(3, 4, 9);
+    let x = gmm.input();
+    agree(
+        "gmm",
+        &gmm,
+        &x,
+        |x| gmm.objective(x, &Folds),
+        |x| gmm.objective(x, &Folds),
+    );
+    let det = Det::new(4);
+    let x = det.input();
+    agree("det", &det, &x, |x| det.objective(x), |x| det.objective(x));
+}
