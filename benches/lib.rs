@@ -27,6 +27,9 @@
 #![warn(missing_docs)]
 
 pub mod gradbench;
+mod second_order;
+
+pub use second_order::{SinQuad, rosenbrock_hessian};
 
 pub use shared_ops::{Function, Op};
 

@@ -129,6 +129,12 @@ impl FloatObjective for Gmm {
     }
 }
 
+impl FloatObjective for crate::SinQuad {
+    fn eval_float<T: Float>(&self, x: &[T]) -> T {
+        self.objective(x, &Folds)
+    }
+}
+
 /// [`rosenbrock`](crate::rosenbrock) for any `Float` (echidna), a fold for its sum.
 pub fn rosenbrock_float<T: Float>(x: &[T]) -> T {
     let hundred = T::from(100.0).expect("a constant");

@@ -32,14 +32,21 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod hessian;
 mod plan;
 mod report;
 mod sweeps;
+mod transforms;
 
+pub use hessian::{
+    Hessian, HessianPlan, Hvp, Pair, PairEstimate, SecondDirectional, estimate_hessian, hessian,
+    hessian_cost, hessian_with, hvp, hvp_many, second_directional,
+};
 pub use plan::{Estimate, Mode, Plan, cost, estimate};
 #[allow(unused_imports)]
 pub use report::*;
 pub use shared_ops::{Error, Function, Op};
+pub use transforms::{Grad, JacFwd, JacRev, Jvp, Vjp};
 
 use nalgebra::DMatrix;
 

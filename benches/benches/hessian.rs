@@ -1,0 +1,121 @@
+//! Second derivatives: the dense Hessian by each mode pair and by `Auto`, and Hessian-vector
+//! products, on Rosenbrock (a chain, tridiagonal Hessian) and on `SinQuad` (every entry of the
+//! Hessian non-zero), with echidna's Hessians timed in the same run (`--features peers`).
+//!
+//! Ids per group `hessian_<function>_n=<n>`: `f64` (the plain function, the unit of every
+//! ratio), `gradient` (ours, one recording and one sweep), `auto`, one id per pair
+//! (`forward_over_reverse`, …), `hvp` (one Hessian-vector product), and with peers
+//! `echidna_hessian_vec8` (record, then `hessian_vec::<8>`: 8 directions per sweep),
+//! `echidna_hessian` (record, then one direction per sweep), `echidna_hvp` (record, then `hvp`)
+//! and `echidna_hessian_vec8_prerecorded` (the recording outside the timed call: echidna's
+//! bytecode tape can be re-evaluated at a new point, which ours cannot yet).
+//!
+//! ```text
+//! cargo bench -p benches --features peers --bench hessian
+//! python3 benches/table.py --filter hessian
+//! ```
+
+use benches::{Function, Rosenbrock, SinQuad, assert_close, rosenbrock_hessian, rosenbrock_input};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+use jacobian::Pair;
+use std::hint::black_box;
+
+/// Pair ids as they appear in the tables.
+fn id(pair: Pair) -> &'static str {
+    match pair {
+        Pair::ForwardOverReverse => "forward_over_reverse",
+        Pair::ReverseOverForward => "reverse_over_forward",
+        Pair::ForwardOverForward => "forward_over_forward",
+        Pair::ReverseOverReverse => "reverse_over_reverse",
+        Pair::Auto => "auto",
+    }
+}
+
+/// Times every pair, `Auto`, the gradient and one HVP of `f` at `x`, each Hessian checked
+/// against `want` (row-major) before it is timed.
+fn pairs<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64], want: &[f64]) {
+    group.bench_function("f64", |b| b.iter(|| f.eval(black_box(x))));
+    group.bench_function("gradient", |b| {
+        b.iter(|| jacobian::gradient(f, black_box(x)).unwrap())
+    });
+    for pair in [Pair::Auto].into_iter().chain(Pair::ALL) {
+        let h = jacobian::hessian_with(f, x, pair).unwrap();
+        assert_close(h.matrix.as_slice(), want, 1e-10, id(pair));
+        group.bench_function(id(pair), |b| {
+            b.iter(|| jacobian::hessian_with(f, black_box(x), pair).unwrap())
+        });
+    }
+    let v: Vec<f64> = (0..x.len()).map(|i| 1.0 / (1.0 + i as f64)).collect();
+    group.bench_function("hvp", |b| {
+        b.iter(|| jacobian::hvp(f, black_box(x), black_box(&v)).unwrap())
+    });
+}
+
+fn bench(c: &mut Criterion) {
+    for n in [4, 16, 100] {
+        let f = Rosenbrock::new(n);
+        let x = rosenbrock_input(n);
+        let mut group = c.benchmark_group(format!("hessian_rosenbrock_n={n}"));
+        let want = rosenbrock_hessian(&x);
+        pairs(&mut group, &f, &x, &want);
+        #[cfg(feature = "peers")]
+        peers::bench(
+            &mut group,
+            &|v| benches::peers::rosenbrock_float(v),
+            &x,
+            &want,
+        );
+        group.finish();
+    }
+    for n in [8, 64] {
+        let f = SinQuad::new(n);
+        let x = benches::dense_input(n);
+        let mut group = c.benchmark_group(format!("hessian_sinquad_n={n}"));
+        let want = f.hessian(&x);
+        pairs(&mut group, &f, &x, &want);
+        #[cfg(feature = "peers")]
+        {
+            use benches::peers::FloatObjective;
+            peers::bench(&mut group, &|v| f.eval_float(v), &x, &want);
+        }
+        group.finish();
+    }
+}
+
+/// echidna's dense Hessians and HVP on its bytecode tape, checked before they are timed.
+#[cfg(feature = "peers")]
+mod peers {
+    use super::*;
+    use echidna::BReverse;
+
+    pub(super) fn bench(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        f: &dyn Fn(&[BReverse<f64>]) -> BReverse<f64>,
+        x: &[f64],
+        want: &[f64],
+    ) {
+        let record = |x: &[f64]| echidna::record(f, x).0;
+        let (_, _, h) = record(x).hessian_vec::<8>(x);
+        assert_close(&h.concat(), want, 1e-10, "echidna_hessian_vec8");
+        group.bench_function("echidna_hessian_vec8", |b| {
+            b.iter(|| record(black_box(x)).hessian_vec::<8>(x))
+        });
+        let (_, _, h) = record(x).hessian(x);
+        assert_close(&h.concat(), want, 1e-10, "echidna_hessian");
+        group.bench_function("echidna_hessian", |b| {
+            b.iter(|| record(black_box(x)).hessian(x))
+        });
+        let v: Vec<f64> = (0..x.len()).map(|i| 1.0 / (1.0 + i as f64)).collect();
+        group.bench_function("echidna_hvp", |b| {
+            b.iter(|| record(black_box(x)).hvp(x, black_box(&v)))
+        });
+        let tape = record(x);
+        group.bench_function("echidna_hessian_vec8_prerecorded", |b| {
+            b.iter(|| tape.hessian_vec::<8>(black_box(x)))
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
