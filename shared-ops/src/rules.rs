@@ -274,10 +274,15 @@ unary! {
         };
         (y, y * (T::one() - y))
     };
-    /// max(a, 0); the derivative at 0 is 0 (a NaN input gives 0, as `f64::max` ignores it).
+    /// max(a, 0); the derivative at 0 is 0 (a NaN input gives 0, as `f64::max` ignores it). The
+    /// value is a branch, not `max`: through `max`, nested numbers would take the tie's ½ at 0 in
+    /// their inner levels and 0 in the outer one, so their mixed derivatives would disagree.
     Relu Relu |x| {
-        let d = if x > T::zero() { T::one() } else { T::zero() };
-        (x.max(T::zero()), d)
+        if x > T::zero() {
+            (x, T::one())
+        } else {
+            (T::zero(), T::zero())
+        }
     };
 }
 
