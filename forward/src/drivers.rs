@@ -1,6 +1,6 @@
 //! Drivers for users who know they want forward mode, over closures.
 
-use crate::Dual;
+use crate::{Dual, Taylor};
 use shared_ops::{Error, Op};
 
 /// `(f(x), f'(x))` by one forward sweep.
@@ -118,4 +118,45 @@ pub fn jacobian<T: Op, F: Fn(&[Dual<T>]) -> Vec<Dual<T>>>(
         }
     }
     Ok((value, rows))
+}
+
+/// The derivatives of every order `0..N` of `t ↦ f(x + t·v)` at t = 0, for each output:
+/// `[f, d/dt f, …, d^{N−1}/dt^{N−1} f]`, by one Taylor sweep (O(N²) per operation).
+///
+/// The order-1 entries are the Jacobian-vector product `J·v` of [`jvp`], the order-2 entries
+/// `vᵀ·∇²fᵢ·v`, and so on. Generic over the number type of `x` and `v`, so it nests (a
+/// [`Dual`] inside differentiates the derivatives). Errors if `v` and `x` differ in length.
+///
+/// ```
+/// use forward::{Float, Taylor};
+///
+/// // f(x, y) = x·eʸ along (1, 1) from (1, 0): g(t) = (1 + t)·eᵗ, g⁽ᵏ⁾(0) = k + 1.
+/// let d = forward::taylor::<5, _>(|x| vec![x[0] * x[1].exp()], &[1.0, 0.0], &[1.0, 1.0])
+///     .unwrap();
+/// assert_eq!(d, vec![[1.0, 2.0, 3.0, 4.0, 5.0]]);
+///
+/// let err = forward::taylor::<3, f64>(|x: &[Taylor<f64, 3>]| x.to_vec(), &[1.0], &[1.0, 2.0]);
+/// assert_eq!(
+///     err.unwrap_err().to_string(),
+///     "tangent seed has length 2, but must have length 1"
+/// );
+/// ```
+pub fn taylor<const N: usize, T: Op>(
+    f: impl Fn(&[Taylor<T, N>]) -> Vec<Taylor<T, N>>,
+    x: &[T],
+    v: &[T],
+) -> Result<Vec<[T; N]>, Error> {
+    if v.len() != x.len() {
+        return Err(Error::SeedLength {
+            seed: "tangent",
+            expected: x.len(),
+            found: v.len(),
+        });
+    }
+    let xs: Vec<Taylor<T, N>> = x
+        .iter()
+        .zip(v)
+        .map(|(&p, &t)| Taylor::variable(p, t))
+        .collect();
+    Ok(f(&xs).iter().map(Taylor::derivatives).collect())
 }

@@ -1,4 +1,5 @@
-//! Forward-mode automatic differentiation: tangent numbers.
+//! Forward-mode automatic differentiation: tangent numbers, and truncated Taylor series for
+//! higher orders.
 //!
 //! A [`Dual<T>`] carries a primal value and one tangent. Every operation computes its value and
 //! pushes the tangent through its local partials, `v̇ = Σ ∂v/∂u · u̇` (the rules of
@@ -27,18 +28,38 @@
 //! assert!((d2y - 2.0 * 0.7_f64.cos() * 0.7_f64.exp()).abs() < 1e-14);
 //! # let _ = y;
 //! ```
+//!
+//! # Higher orders: Taylor mode
+//!
+//! Nesting k duals gives k-th derivatives at a cost that doubles with each level. A
+//! [`Taylor<T, N>`] instead carries the first N Taylor coefficients of a curve `t ↦ x(t)` and
+//! maps them through each operation by a recurrence (beside the rule, in
+//! [`shared_ops::rules`]), O(N²) per operation: all directional derivatives up to order N − 1 in
+//! one sweep. The driver [`taylor`](crate::taylor()) seeds `x + t·v`.
+//!
+//! ```
+//! use forward::{Float, Taylor};
+//!
+//! // The derivatives of order 0..5 of f(x) = sin x · eˣ at 0.7, in one sweep.
+//! let y = Taylor::<f64, 6>::variable(0.7, 1.0);
+//! let d = (y.sin() * y.exp()).derivatives();
+//! // f'' = 2 cos x · eˣ, as by nesting two duals above.
+//! assert!((d[2] - 2.0 * 0.7_f64.cos() * 0.7_f64.exp()).abs() < 1e-14);
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod drivers;
 mod dual;
 mod dual_vec;
+mod taylor;
 
-pub use drivers::{derivative, gradient, jacobian, jvp};
+pub use drivers::{derivative, gradient, jacobian, jvp, taylor};
 pub use dual::Dual;
 pub use dual_vec::DualVec;
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
+pub use taylor::Taylor;
 
 /// The tangent contribution `∂ · u̇` with the structural-zero convention of
 /// [`shared_ops::rules`]: a zero factor (a constant's tangent, an input not being seeded, a zero

@@ -114,6 +114,22 @@ fn structural_zero_tangents() {
 }
 
 #[test]
+fn relu_at_zero_is_flat_at_every_nesting_level() {
+    use shared_ops::rules::Relu;
+    // y·relu(x) at (0, 0) with both levels seeded along (1, 1): the mixed second derivative is
+    // relu'(0)·(…) = 0 whichever level is read, and the two orders of ε agree.
+    let seed = |p: f64| Dual::new(Dual::new(p, 1.0), Dual::new(1.0, 0.0));
+    let z = seed(0.0) * seed(0.0).apply1(Relu);
+    assert_eq!(z.tangent.tangent, 0.0);
+    assert_eq!(z.tangent.primal, z.primal.tangent);
+    assert_eq!(
+        seed(0.0).apply1(Relu).primal.tangent,
+        0.0,
+        "the inner level takes 0 too"
+    );
+}
+
+#[test]
 fn user_rule_in_nested_duals() {
     #[derive(Clone, Copy)]
     struct Sigmoid;

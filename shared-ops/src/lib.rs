@@ -12,7 +12,10 @@
 //!   value ([`Op::value`]) and applying a derivative rule ([`Op::apply1`], [`Op::apply2`]).
 //!   `f32` and `f64` implement it at zero cost; `forward::Dual<T>` and `reverse::Var` too.
 //! * [`rules`]: the table of derivative rules, one line per elementary function, generic over the
-//!   number type so that the same rule serves nested duals (higher derivatives).
+//!   number type so that the same rule serves nested duals (higher derivatives), each row with
+//!   its Taylor recurrence beside it.
+//! * [`series`]: the Taylor-coefficient recurrences those rows call, O(N²) per operation for N
+//!   coefficients (Taylor mode, `forward::Taylor`).
 //! * [`Function`]: a vector function `Rⁿ → Rᵐ` written once and run in any mode.
 //! * [`Error`]: what the drivers return when the input is wrong.
 //!
@@ -65,6 +68,7 @@ mod error;
 mod float_impl;
 mod function;
 pub mod rules;
+pub mod series;
 
 pub use error::Error;
 pub use function::Function;
