@@ -4,7 +4,8 @@
 //!
 //! Ids per group `hessian_<function>_n=<n>`: `f64` (the plain function, the unit of every
 //! ratio), `gradient` (ours, one recording and one sweep), `auto`, one id per pair
-//! (`forward_over_reverse`, …), `hvp` (one Hessian-vector product), and with peers
+//! (`forward_over_reverse`, …), `hvp` (one Hessian-vector product), `hvp_many_8` (eight
+//! directions in one recording) against `hvp_8_calls` (eight `hvp`s), and with peers
 //! `echidna_hessian_vec8` (record, then `hessian_vec::<8>`: 8 directions per sweep),
 //! `echidna_hessian` (record, then one direction per sweep), `echidna_hvp` (record, then `hvp`)
 //! and `echidna_hessian_vec8_prerecorded` (the recording outside the timed call: echidna's
@@ -49,6 +50,24 @@ fn pairs<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64]
     let v: Vec<f64> = (0..x.len()).map(|i| 1.0 / (1.0 + i as f64)).collect();
     group.bench_function("hvp", |b| {
         b.iter(|| jacobian::hvp(f, black_box(x), black_box(&v)).unwrap())
+    });
+    // Eight directions: one recording of 8-tangent duals, against eight `hvp` calls.
+    let n = x.len();
+    let vs = nalgebra::DMatrix::from_fn(n, 8, |i, k| ((i + 3 * k) as f64).sin());
+    let many = jacobian::hvp_many(f, x, &vs).unwrap();
+    let one = jacobian::hvp(f, x, vs.column(3).as_slice())
+        .unwrap()
+        .product;
+    assert_close(many.column(3).as_slice(), &one, 1e-12, "hvp_many");
+    group.bench_function("hvp_many_8", |b| {
+        b.iter(|| jacobian::hvp_many(f, black_box(x), black_box(&vs)).unwrap())
+    });
+    group.bench_function("hvp_8_calls", |b| {
+        b.iter(|| {
+            for k in 0..8 {
+                black_box(jacobian::hvp(f, black_box(x), vs.column(k).as_slice()).unwrap());
+            }
+        })
     });
 }
 

@@ -63,18 +63,6 @@ impl<T: Op, const N: usize> Taylor<T, N> {
         Taylor::new(c)
     }
 
-    /// A constant: every coefficient but the value is zero. (The same as `Taylor::from(x)`; for
-    /// an `f64` constant at any nesting use [`Op::constant`].)
-    ///
-    /// ```
-    /// let x = forward::Taylor::<f64, 3>::constant(2.0);
-    /// assert_eq!(x.c, [2.0, 0.0, 0.0]);
-    /// ```
-    #[inline(always)]
-    pub fn constant(x: T) -> Self {
-        Taylor::new(series::constant(x))
-    }
-
     /// The derivative of order `k` of `t ↦ x(t)` at t = 0: `k!·c[k]`.
     ///
     /// # Panics
@@ -121,11 +109,17 @@ fn factorial<T: Op>(k: usize) -> T {
     T::constant((2..=k).map(|i| i as f64).product())
 }
 
-/// Lifts a value as a constant series.
+/// Lifts a value as a constant series: every coefficient but the value is zero (for an `f64`
+/// constant at any nesting, [`Op::constant`]).
+///
+/// ```
+/// let x = forward::Taylor::<f64, 3>::from(2.0);
+/// assert_eq!(x.c, [2.0, 0.0, 0.0]);
+/// ```
 impl<T: Op, const N: usize> From<T> for Taylor<T, N> {
     #[inline(always)]
     fn from(x: T) -> Self {
-        Taylor::constant(x)
+        Taylor::new(series::constant(x))
     }
 }
 

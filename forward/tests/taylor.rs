@@ -173,7 +173,7 @@ fn kinks_and_edges_as_nested_duals_give() {
     }
     assert_eq!(
         Taylor::<f64, 5>::variable(0.0, 1.0)
-            .powf(Taylor::constant(3.0))
+            .powf(Taylor::from(3.0))
             .c,
         [0.0, 0.0, 0.0, 1.0, 0.0]
     );
@@ -328,7 +328,7 @@ fn taylor_numbers_nest() {
     // exp(p·t) has cₖ = pᵏ/k!, so ∂cₖ/∂p = k·pᵏ⁻¹/k!.
     let p = Dual::variable(1.5_f64);
     let y = taylor::<6, Dual<f64>>(
-        |x| vec![(x[0] * Taylor::constant(p)).exp()],
+        |x| vec![(x[0] * Taylor::from(p)).exp()],
         &[Dual::from(0.0)],
         &[Dual::from(1.0)],
     )
