@@ -1,4 +1,4 @@
-use crate::scale;
+use crate::{add, scale};
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
@@ -63,6 +63,9 @@ impl<T: Op> From<T> for Dual<T> {
 }
 
 impl<T: Op> Op for Dual<T> {
+    /// Sparse exactly when the numbers one level down are: a dual of floats is cheap
+    /// arithmetic, a dual of tape variables records every operation.
+    const SPARSE_TANGENTS: bool = T::SPARSE_TANGENTS;
     #[inline(always)]
     fn constant(c: f64) -> Self {
         Dual::from(T::constant(c))
@@ -84,7 +87,7 @@ impl<T: Op> Op for Dual<T> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: scale(da, self.tangent) + scale(db, other.tangent),
+            tangent: add(scale(da, self.tangent), scale(db, other.tangent)),
         }
     }
 }
@@ -94,7 +97,10 @@ impl<T: Op> Dual<T> {
     #[inline(always)]
     fn fused_mul_add(self, a: Self, b: Self) -> Self {
         let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
-        let tangent = scale(da, self.tangent) + scale(db, a.tangent) + scale(dc, b.tangent);
+        let tangent = add(
+            add(scale(da, self.tangent), scale(db, a.tangent)),
+            scale(dc, b.tangent),
+        );
         Dual { primal: v, tangent }
     }
 }

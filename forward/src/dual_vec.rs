@@ -1,4 +1,4 @@
-use crate::scale_lanes;
+use crate::{add, scale_lanes};
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
@@ -73,6 +73,9 @@ impl<T: Op, const N: usize> Default for DualVec<T, N> {
 }
 
 impl<T: Op, const N: usize> Op for DualVec<T, N> {
+    /// Sparse exactly when the numbers one level down are: a dual of floats is cheap
+    /// arithmetic, a dual of tape variables records every operation.
+    const SPARSE_TANGENTS: bool = T::SPARSE_TANGENTS;
     #[inline(always)]
     fn constant(c: f64) -> Self {
         DualVec::from(T::constant(c))
@@ -95,7 +98,7 @@ impl<T: Op, const N: usize> Op for DualVec<T, N> {
         scale_lanes(da, &mut tangent);
         scale_lanes(db, &mut b);
         for (t, b) in tangent.iter_mut().zip(b) {
-            *t += b;
+            *t = add(*t, b);
         }
         DualVec { primal: v, tangent }
     }
@@ -111,7 +114,7 @@ impl<T: Op, const N: usize> DualVec<T, N> {
         scale_lanes(db, &mut ta);
         scale_lanes(dc, &mut tb);
         for ((t, ta), tb) in tangent.iter_mut().zip(ta).zip(tb) {
-            *t = *t + ta + tb; // the association of `Dual`, so lanes match it bit for bit
+            *t = add(add(*t, ta), tb); // the association of `Dual`, so lanes match it bit for bit
         }
         DualVec { primal: v, tangent }
     }

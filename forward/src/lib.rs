@@ -68,8 +68,14 @@ pub use taylor::Taylor;
 ///
 /// Branch-free: the product, then a select. The result has the same bits as
 /// [`scale_lanes`] gives for a lane (a finite partial keeps the sign of a zero product).
+///
+/// For numbers with [`Op::SPARSE_TANGENTS`] (nested duals, tape variables) a zero tangent is
+/// returned as it is, without the product: a tape variable would record it.
 #[inline(always)]
 pub(crate) fn scale<T: Op>(partial: T, tangent: T) -> T {
+    if T::SPARSE_TANGENTS && tangent.is_zero() {
+        return tangent;
+    }
     let product = partial * tangent;
     let zero = partial.is_zero() | (tangent.is_zero() & !partial.is_finite());
     if zero { T::zero() } else { product }
@@ -81,7 +87,9 @@ pub(crate) fn scale<T: Op>(partial: T, tangent: T) -> T {
 pub(crate) fn scale_lanes<T: Op, const N: usize>(partial: T, tangent: &mut [T; N]) {
     if partial.is_finite() && !partial.is_zero() {
         for t in tangent.iter_mut() {
-            *t = partial * *t;
+            if !(T::SPARSE_TANGENTS && t.is_zero()) {
+                *t = partial * *t;
+            }
         }
     } else if partial.is_zero() {
         *tangent = [T::zero(); N];
@@ -90,4 +98,19 @@ pub(crate) fn scale_lanes<T: Op, const N: usize>(partial: T, tangent: &mut [T; N
             *t = if t.is_zero() { T::zero() } else { partial * *t };
         }
     }
+}
+
+/// `a + b` for two tangent contributions; with [`Op::SPARSE_TANGENTS`] a structural zero is
+/// skipped rather than added (a tape variable would record the sum).
+#[inline(always)]
+pub(crate) fn add<T: Op>(a: T, b: T) -> T {
+    if T::SPARSE_TANGENTS {
+        if b.is_zero() {
+            return a;
+        }
+        if a.is_zero() {
+            return b;
+        }
+    }
+    a + b
 }

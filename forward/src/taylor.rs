@@ -130,6 +130,9 @@ impl<T: Op, const N: usize> Default for Taylor<T, N> {
 }
 
 impl<T: Op, const N: usize> Op for Taylor<T, N> {
+    /// Sparse exactly when the numbers one level down are: a dual of floats is cheap
+    /// arithmetic, a dual of tape variables records every operation.
+    const SPARSE_TANGENTS: bool = T::SPARSE_TANGENTS;
     #[inline(always)]
     fn constant(c: f64) -> Self {
         Taylor::from(T::constant(c))
