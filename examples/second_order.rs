@@ -165,8 +165,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          Reverse over reverse records f and its whole sweep once, then sweeps that ⌈n/8⌉ times:\n\
          its recording is large, but each later sweep is cheap, so it wins for large n on long\n\
          chains of cheap operations like this one, and loses on dot products (many edges).\n\
-         Reverse over forward records every tangent operation, N+1 nodes per operation of f;\n\
-         forward over forward needs ⌈n/8⌉(⌈n/8⌉+1)/2 sweeps: O(n²) sweeps for O(n²) entries."
+         Reverse over forward records the non-zero tangent operations too, up to N+1 nodes per\n\
+         operation of f. Forward over forward needs ⌈n/8⌉(⌈n/8⌉+1)/2 sweeps: O(n²) sweeps\n\
+         of O(n) work for O(n²) entries."
     );
     let worst = rows
         .iter()
