@@ -129,6 +129,12 @@ impl FloatObjective for Gmm {
     }
 }
 
+impl FloatObjective for crate::gradbench::Kmeans {
+    fn eval_float<T: Float>(&self, x: &[T]) -> T {
+        self.objective(x, &Folds)
+    }
+}
+
 impl FloatObjective for crate::SinQuad {
     fn eval_float<T: Float>(&self, x: &[T]) -> T {
         self.objective(x, &Folds)

@@ -2,11 +2,14 @@
 //! sizes of the suite, and echidna's two reverse modes on the same code.
 //!
 //! Groups: `llsq_n=1024_m=128`, `lse_n=640000`, `det_ell=9`, `gmm_d=10_k=10_n=1000`,
-//! `gmm_d=64_k=100_n=1000`. Ids: `f64` (the plain function), `reverse_gradient`
+//! `gmm_d=64_k=100_n=1000`, `kmeans_k=100_n=1000_d=8`. Ids: `f64` (the plain function), `reverse_gradient`
 //! (`jacobian::gradient`: one recording and one sweep); with `--features peers` also
 //! `echidna_reverse` (`echidna::grad`, its Adept-style tape) and `echidna_bytecode`
 //! (`echidna::record` and one `gradient` of the bytecode tape). Every peer's gradient is checked
-//! against ours before it is timed.
+//! against ours before it is timed. The k-means group times the suite's `dir` (a Newton step:
+//! gradient over Hessian diagonal) instead: `hand_written`, `hvp_dir` (ours: one
+//! forward-over-reverse `jacobian::hvp` along all-ones gives both) and with peers
+//! `echidna_hvp_dir` (echidna's bytecode tape recorded, then its `hvp`).
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=1 cargo bench -p benches --bench gradbench --features peers -- --warm-up-time 1 --measurement-time 3
@@ -14,7 +17,7 @@
 
 use std::hint::black_box;
 
-use benches::gradbench::{Det, Gmm, Llsq, Lse};
+use benches::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
 use benches::{Function, assert_close};
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
@@ -76,6 +79,33 @@ fn bench(c: &mut Criterion) {
     }
 }
 
+/// GradBench `kmeans`: the Newton direction at the suite's largest default size.
+fn kmeans(c: &mut Criterion) {
+    let f = Kmeans::new(100, 1000, 8);
+    let x = f.input();
+    let ones = vec![1.0; x.len()];
+    let dir = |x: &[f64]| {
+        let p = jacobian::hvp(&f, x, &ones).unwrap();
+        let d: Vec<f64> = p
+            .gradient
+            .iter()
+            .zip(&p.product)
+            .map(|(g, h)| g / h)
+            .collect();
+        d
+    };
+    let want = f.dir(&x);
+    assert_close(&dir(&x), &want, 1e-12, "hvp_dir");
+    let mut group = c.benchmark_group("kmeans_k=100_n=1000_d=8");
+    group.sample_size(10);
+    group.bench_function("f64", |b| b.iter(|| f.eval(black_box(&x))));
+    group.bench_function("hand_written", |b| b.iter(|| f.dir(black_box(&x))));
+    group.bench_function("hvp_dir", |b| b.iter(|| dir(black_box(&x))));
+    #[cfg(feature = "peers")]
+    peers::echidna_dir(&mut group, &x, &want, &f);
+    group.finish();
+}
+
 #[cfg(feature = "peers")]
 mod peers {
     use super::*;
@@ -105,7 +135,25 @@ mod peers {
         assert_close(&bytecode(x), want, REL, "echidna_bytecode");
         group.bench_function("echidna_bytecode", |b| b.iter(|| bytecode(black_box(x))));
     }
+
+    /// echidna's Newton direction for k-means: its bytecode tape recorded, then one `hvp`
+    /// along all-ones (gradient and Hessian diagonal, as ours).
+    pub(super) fn echidna_dir(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        x: &[f64],
+        want: &[f64],
+        f: &Kmeans,
+    ) {
+        let ones = vec![1.0; x.len()];
+        let dir = |x: &[f64]| {
+            let (tape, _) = echidna::record(|v: &[BReverse<f64>]| f.eval_float(v), x);
+            let (g, h) = tape.hvp(x, &ones);
+            g.iter().zip(&h).map(|(g, h)| g / h).collect::<Vec<f64>>()
+        };
+        assert_close(&dir(x), want, REL, "echidna_hvp_dir");
+        group.bench_function("echidna_hvp_dir", |b| b.iter(|| dir(black_box(x))));
+    }
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, kmeans);
 criterion_main!(benches);

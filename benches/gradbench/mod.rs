@@ -17,6 +17,7 @@
 //! | [`Lse`] | max x + ln Σ exp(xᵢ − max x) | the n values | `lse` |
 //! | [`Det`] | det A by expansion along first rows of minors | the ℓ² entries | `det` |
 //! | [`Gmm`] | log posterior of a Gaussian mixture with a Wishart prior | α, μ, q, l | `gmm` |
+//! | [`Kmeans`] | Σᵢ minⱼ ‖Cⱼ − Pᵢ‖², and a Newton step (gradient / Hessian diagonal) | the k·d centroid coordinates | `kmeans` |
 //!
 //! [`Op`]: crate::Op
 
@@ -25,11 +26,13 @@ use shared_ops::num_traits::Float;
 
 mod det;
 mod gmm;
+mod kmeans;
 mod llsq;
 mod lse;
 
 pub use det::Det;
 pub use gmm::Gmm;
+pub use kmeans::Kmeans;
 pub use llsq::Llsq;
 pub use lse::Lse;
 

@@ -1,7 +1,7 @@
 //! The GradBench objectives: values against independent formulas, gradients against hand-written
 //! ones, forward mode and central differences.
 
-use benches::gradbench::{Det, Gmm, Llsq, Lse};
+use benches::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
 use benches::{Function, assert_close};
 use jacobian::Mode;
 use nalgebra::DMatrix;
@@ -287,4 +287,36 @@ fn folds_and_nary_reductions_agree() {
     let det = Det::new(4);
     let x = det.input();
     agree("det", &det, &x, |x| det.objective(x), |x| det.objective(x));
+}
+
+#[test]
+fn kmeans_hessian_is_diagonal_and_the_newton_step_matches_the_hand_written_one() {
+    let f = Kmeans::new(4, 40, 3);
+    let c = f.input();
+    // The full Hessian: diagonal, 2·(points nearest to centroid j) on centroid j's coordinates.
+    let h = jacobian::hessian(&f, &c).unwrap();
+    let mut count = vec![0.0; f.k];
+    for p in f.points.chunks(f.d) {
+        let dist = |j: usize| -> f64 { (0..f.d).map(|l| (c[j * f.d + l] - p[l]).powi(2)).sum() };
+        let j = (0..f.k)
+            .min_by(|&a, &b| dist(a).total_cmp(&dist(b)))
+            .unwrap();
+        count[j] += 1.0;
+    }
+    for i in 0..c.len() {
+        for j in 0..c.len() {
+            let want = if i == j { 2.0 * count[i / f.d] } else { 0.0 };
+            assert_eq!(h.matrix[(i, j)], want, "H[{i}][{j}]");
+        }
+    }
+    // So H·1 is the diagonal, and one hvp gives the Newton step.
+    let p = jacobian::hvp(&f, &c, &vec![1.0; c.len()]).unwrap();
+    let dir: Vec<f64> = p
+        .gradient
+        .iter()
+        .zip(&p.product)
+        .map(|(g, h)| g / h)
+        .collect();
+    assert_close(&dir, &f.dir(&c), 1e-13, "k-means Newton step");
+    assert_close(&p.gradient, &h.gradient, 1e-14, "gradient");
 }
