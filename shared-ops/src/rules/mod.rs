@@ -1,0 +1,283 @@
+//! The derivative rules: one line per elementary function, written once for both modes.
+//!
+//! A rule maps the primal input(s) to the value and the local partial derivatives. It is generic
+//! over the number type `T: Op`, so the same rule serves `f64`, and `Dual<f64>` inside a nested
+//! dual (second derivatives come for free). Forward mode multiplies the partials by the input
+//! tangents; reverse mode stores them on the tape and multiplies them by the output adjoint.
+//! Where the value makes the partial cheaper, the rule uses it (`d exp = y`, `d tanh = 1 − y²`).
+//! Beside each rule sits its Taylor recurrence (see [Taylor recurrences](#taylor-recurrences)).
+//!
+//! | rule | value | ∂/∂a | ∂/∂b | convention at kinks and edges |
+//! |---|---|---|---|---|
+//! | [`Add`] | a + b | 1 | 1 | |
+//! | [`Sub`] | a − b | 1 | −1 | |
+//! | [`Mul`] | a · b | b | a | |
+//! | [`Div`] | a / b | 1/b | −y/b | |
+//! | [`Rem`] | a % b | 1 | −trunc(a/b) | almost everywhere (jumps where a/b is an integer) |
+//! | [`Neg`] | −a | −1 | | |
+//! | [`Recip`] | 1/a | −y² | | |
+//! | [`Powi`]`(n)` | aⁿ | n·aⁿ⁻¹ | | n = 0: 0 |
+//! | [`Powf`] | aᵇ | b·aᵇ⁻¹ | y·ln a | a = b = 0: ∂/∂a = 0; y = 0 (a = 0, b > 0): ∂/∂b = 0; a < 0: ∂/∂b = NaN |
+//! | [`Sqrt`] | √a | 1/(2y) | | a = 0: +∞ |
+//! | [`Cbrt`] | ∛a | 1/(3y²) | | a = 0: +∞ |
+//! | [`Exp`] | eᵃ | y | | |
+//! | [`Exp2`] | 2ᵃ | y·ln 2 | | |
+//! | [`ExpM1`] | eᵃ − 1 | y + 1 | | |
+//! | [`Ln`] | ln a | 1/a | | a = 0: +∞; a < 0: value NaN |
+//! | [`Log`] | log_b a | 1/(a ln b) | −y/(b ln b) | |
+//! | [`Log2`] | log₂ a | 1/(a ln 2) | | |
+//! | [`Log10`] | log₁₀ a | 1/(a ln 10) | | |
+//! | [`Ln1p`] | ln(1 + a) | 1/(1 + a) | | |
+//! | [`Sin`] | sin a | cos a | | |
+//! | [`Cos`] | cos a | −sin a | | |
+//! | [`Tan`] | tan a | 1 + y² | | |
+//! | [`Asin`] | asin a | 1/√(1 − a²) | | \|a\| = 1: +∞ |
+//! | [`Acos`] | acos a | −1/√(1 − a²) | | \|a\| = 1: −∞ |
+//! | [`Atan`] | atan a | 1/(1 + a²) | | |
+//! | [`Atan2`] | atan2(a, b) | b/(a² + b²) | −a/(a² + b²) | (0, 0): NaN (a jump: no derivative) |
+//! | [`Sinh`] | sinh a | cosh a | | |
+//! | [`Cosh`] | cosh a | sinh a | | |
+//! | [`Tanh`] | tanh a | 1 − y² | | |
+//! | [`Asinh`] | asinh a | 1/√(a² + 1) | | |
+//! | [`Acosh`] | acosh a | 1/√(a² − 1) | | a = 1: +∞ |
+//! | [`Atanh`] | atanh a | 1/(1 − a²) | | \|a\| = 1: ±∞ |
+//! | [`Hypot`] | √(a² + b²) | a/y | b/y | (0, 0): 0 and 0 (the kink, as `abs`) |
+//! | [`Abs`] | \|a\| | sign a | | a = 0 (and −0): 0, the midpoint of the subgradient |
+//! | [`Max`] | max(a, b) | 1 if a > b | 1 if b > a | tie: ½ and ½; a NaN argument is ignored (as `f64::max`) and gets 0 |
+//! | [`Min`] | min(a, b) | 1 if a < b | 1 if b < a | tie: ½ and ½; a NaN argument is ignored and gets 0 |
+//! | [`mul_add`] | a·b + c | b | a | ∂/∂c = 1 |
+//! | [`Floor`], [`Ceil`], [`Round`], [`Trunc`], [`Signum`] | | 0 | | almost everywhere (at the jumps too) |
+//! | [`Fract`] | a − trunc a | 1 | | almost everywhere |
+//! | [`Sigmoid`] | 1/(1 + e⁻ᵃ) | y(1 − y) | | |
+//! | [`Relu`] | max(a, 0) | 1 if a > 0 | | a = 0: 0 |
+//!
+//! # Taylor recurrences
+//!
+//! Each row also carries, in its `taylor` clause beside the rule, the recurrence that maps the
+//! Taylor coefficients of the argument(s) to those of the value ([`Unary::taylor`],
+//! [`Binary::taylor`], [`mul_add_taylor`]; the formulas are in [`series`](crate::series)): O(N²) for N
+//! coefficients, where nesting N − 1 duals costs O(2^N). Products, quotients and `√` by
+//! convolution; `exp`, `ln`, the logarithms, real powers, `sin`/`cos` and `sinh`/`cosh` by their
+//! differential equations; the inverse functions (`asin` … `atanh`) and `atan2` by integrating
+//! the derivative; `tan`, `tanh`, `sigmoid`, `exp2` and `exp_m1` by integrating it order by order
+//! with the value it depends on. The last column holds at every order, as for nested duals: the
+//! piecewise-linear rules (`abs`, `max`, `min`, `relu`, `floor` … `signum`, `fract`, `rem`) keep
+//! the rule's slope, so `abs` and `relu` at 0 give a constant 0, a tie of `max`/`min` the
+//! average of both series, `floor` a constant series; `hypot` at the origin is the constant 0;
+//! `powi` and `powf` at 0 multiply instead of dividing by 0 (`powf` then costs O(N³)); `√`, `∛`
+//! and `ln` at 0 give ∞ or NaN coefficients, as the derivatives are.
+//!
+//! # Structural zeros
+//!
+//! A partial may be infinite or NaN (√ at 0, `ln` of a non-positive base in `powf`, `atan2` at
+//! the origin). Both modes multiply a partial by a tangent (forward) or an adjoint (reverse), and
+//! both apply one convention there: **a zero factor gives exactly zero**, not `0 · ∞ = NaN`. So a
+//! constant (zero tangent; not even on the tape in reverse mode), an input that is not being
+//! seeded, an output that does not depend on a node (zero adjoint) and a zero partial all
+//! contribute nothing, and forward and reverse agree at these points too. Taylor mode applies it
+//! to every coefficient product of its recurrences.
+//!
+//! # Writing a rule
+//!
+//! ```
+//! use shared_ops::{Op, Unary};
+//!
+//! /// softplus(x) = ln(1 + eˣ), with derivative the logistic function.
+//! #[derive(Clone, Copy)]
+//! struct Softplus;
+//! impl Unary for Softplus {
+//!     const NAME: &'static str = "softplus";
+//!     fn eval<T: Op>(self, x: T) -> (T, T) {
+//!         (x.exp().ln_1p(), T::one() / (T::one() + (-x).exp()))
+//!     }
+//! }
+//! assert_eq!(Softplus.eval(0.0_f64), (2.0_f64.ln(), 0.5));
+//! ```
+
+use crate::Op;
+
+/// A one-argument rule: value and derivative at `x`, and optionally its Taylor recurrence.
+///
+/// `Copy` so that rules with parameters (such as [`Powi`]) travel by value.
+///
+/// ```
+/// use shared_ops::{rules::Tanh, Unary};
+/// let (y, dy) = Tanh.eval(0.5_f64);
+/// assert!((dy - (1.0 - y * y)).abs() < 1e-16);
+/// ```
+///
+/// # Taylor mode
+///
+/// A Taylor number (`forward::Taylor<T, N>`) carries N coefficients of a curve `x(t)` and asks
+/// [`taylor`](Unary::taylor) for the coefficients of `f(x(t))`. Every built-in rule answers with
+/// a recurrence of [`series`](crate::series), O(N²). A user's rule may leave the provided `None`: the Taylor
+/// number then evaluates [`eval`](Unary::eval) *on the series itself*, which gives the series
+/// `d(t)` of `f'(x(t))`, and integrates it: `y₀ = f(x₀)`, `y_k = (1/k) Σ_{j=1..k} j·x_j·d_{k−j}`
+/// ([`series::integrate`](crate::series::integrate)). That needs what nested duals need: the derivative written with `Op`
+/// operations. Only the order-0 coefficient of the value is used, so the value may be computed
+/// any way (even from `x.value()`), but `eval` must not apply the rule itself to its argument
+/// (that would recurse). Each operation inside the derivative costs O(N²) in turn.
+///
+/// ```
+/// use shared_ops::{Op, Unary};
+///
+/// /// softplus, without a recurrence of its own: Taylor numbers integrate its derivative.
+/// #[derive(Clone, Copy)]
+/// struct Softplus;
+/// impl Unary for Softplus {
+///     const NAME: &'static str = "softplus";
+///     fn eval<T: Op>(self, x: T) -> (T, T) {
+///         (x.exp().ln_1p(), (T::one() + (-x).exp()).recip())
+///     }
+/// }
+/// assert!(Softplus.taylor(&[0.0_f64, 1.0]).is_none());
+/// ```
+pub trait Unary: Copy {
+    /// Name shown in traces and graph exports.
+    const NAME: &'static str;
+    /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].
+    const CODE: OpCode = OpCode::Custom;
+    /// Returns `(f(x), f'(x))`.
+    fn eval<T: Op>(self, x: T) -> (T, T);
+
+    /// The Taylor coefficients of `f(x(t))` from those of `x(t)`, or `None` to let the Taylor
+    /// number integrate the derivative series (see [Taylor mode](Unary#taylor-mode)).
+    ///
+    /// ```
+    /// use shared_ops::{rules::Exp, Unary};
+    /// // e^t = 1 + t + t²/2.
+    /// assert_eq!(Exp.taylor(&[0.0_f64, 1.0, 0.0]), Some([1.0, 1.0, 0.5]));
+    /// ```
+    fn taylor<T: Op, const N: usize>(self, x: &[T; N]) -> Option<[T; N]> {
+        let _ = x;
+        None
+    }
+}
+
+/// A two-argument rule: value and both partial derivatives at `(a, b)`.
+///
+/// ```
+/// use shared_ops::{rules::Mul, Binary};
+/// assert_eq!(Mul.eval(2.0_f64, 3.0), (6.0, 3.0, 2.0));
+/// ```
+pub trait Binary: Copy {
+    /// Name shown in traces and graph exports.
+    const NAME: &'static str;
+    /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].
+    const CODE: OpCode = OpCode::Custom;
+    /// Returns `(f(a, b), ∂f/∂a, ∂f/∂b)`.
+    fn eval<T: Op>(self, a: T, b: T) -> (T, T, T);
+
+    /// The Taylor coefficients of `f(a(t), b(t))`, or `None` to let the Taylor number evaluate
+    /// [`eval`](Binary::eval) on the series and integrate `y' = ∂f/∂a·a' + ∂f/∂b·b'`
+    /// ([`series::integrate2`](crate::series::integrate2)), as for [`Unary`].
+    ///
+    /// ```
+    /// use shared_ops::{rules::Mul, Binary};
+    /// // (1 + t)(2 + t) = 2 + 3t + t².
+    /// assert_eq!(Mul.taylor(&[1.0_f64, 1.0, 0.0], &[2.0, 1.0, 0.0]), Some([2.0, 3.0, 1.0]));
+    /// ```
+    fn taylor<T: Op, const N: usize>(self, a: &[T; N], b: &[T; N]) -> Option<[T; N]> {
+        let _ = (a, b);
+        None
+    }
+}
+
+macro_rules! op_codes {
+    ($($code:ident => $name:literal),* $(,)?) => {
+        /// The operation that made a tape node: one byte, kept for traces, graph export and replay.
+        ///
+        /// ```
+        /// use shared_ops::OpCode;
+        /// assert_eq!(OpCode::Sin.name(), "sin");
+        /// assert_eq!(core::mem::size_of::<OpCode>(), 1);
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        #[allow(missing_docs)]
+        pub enum OpCode { $($code),* }
+
+        impl OpCode {
+            /// The operation's name as shown in traces.
+            pub const fn name(self) -> &'static str {
+                match self { $(OpCode::$code => $name),* }
+            }
+        }
+    };
+}
+
+op_codes! {
+    Input => "input", Custom => "custom", Sum => "sum", Dot => "dot", Node => "node",
+    Add => "+", Sub => "-", Mul => "*", Div => "/", Rem => "%", Neg => "neg",
+    Recip => "recip", Powi => "powi", Powf => "powf", Sqrt => "sqrt", Cbrt => "cbrt",
+    Exp => "exp", Exp2 => "exp2", ExpM1 => "exp_m1", Ln => "ln", Log => "log", Log2 => "log2",
+    Log10 => "log10", Ln1p => "ln_1p", Sin => "sin", Cos => "cos", Tan => "tan", Asin => "asin",
+    Acos => "acos", Atan => "atan", Atan2 => "atan2", Sinh => "sinh", Cosh => "cosh",
+    Tanh => "tanh", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh", Hypot => "hypot",
+    Abs => "abs", Max => "max", Min => "min", MulAdd => "mul_add", Floor => "floor",
+    Ceil => "ceil", Round => "round", Trunc => "trunc", Signum => "signum", Fract => "fract",
+    Sigmoid => "sigmoid", Relu => "relu",
+}
+
+macro_rules! unary {
+    ($(
+        $(#[$doc:meta])* $name:ident $code:ident |$x:ident| $body:expr,
+        taylor |$s:ident| $series:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct $name;
+        impl Unary for $name {
+            const NAME: &'static str = OpCode::$code.name();
+            const CODE: OpCode = OpCode::$code;
+            #[inline(always)]
+            fn eval<T: Op>(self, $x: T) -> (T, T) {
+                $body
+            }
+            #[inline]
+            fn taylor<T: Op, const N: usize>(self, $s: &[T; N]) -> Option<[T; N]> {
+                Some($series)
+            }
+        }
+    )*};
+}
+
+macro_rules! binary {
+    ($(
+        $(#[$doc:meta])* $name:ident $code:ident |$a:ident, $b:ident| $body:expr,
+        taylor |$sa:ident, $sb:ident| $series:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct $name;
+        impl Binary for $name {
+            const NAME: &'static str = OpCode::$code.name();
+            const CODE: OpCode = OpCode::$code;
+            #[inline(always)]
+            fn eval<T: Op>(self, $a: T, $b: T) -> (T, T, T) {
+                $body
+            }
+            #[inline]
+            fn taylor<T: Op, const N: usize>(self, $sa: &[T; N], $sb: &[T; N]) -> Option<[T; N]> {
+                Some($series)
+            }
+        }
+    )*};
+}
+
+#[inline(always)]
+fn c<T: Op>(x: f64) -> T {
+    T::constant(x)
+}
+
+/// ½, the share of each argument of `max`/`min` at a tie.
+#[inline(always)]
+fn half<T: Op>() -> T {
+    c(0.5)
+}
+
+mod binary;
+mod unary;
+
+pub use binary::*;
+pub use unary::*;

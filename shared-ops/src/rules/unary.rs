@@ -1,0 +1,212 @@
+//! The one-argument rows of the table, each with its Taylor recurrence beside it.
+
+use super::{OpCode, Unary, c};
+use crate::{Op, series};
+
+/// The series of `s + σ·x²` (σ = ±1): the radicand or denominator of the inverse functions,
+/// its value computed as the rule computes it (`1 − x·x`).
+fn quadratic<T: Op, const N: usize>(s: f64, sigma: f64, x: &[T; N]) -> [T; N] {
+    let sq = series::square(x);
+    core::array::from_fn(|k| match (k, sigma > 0.0) {
+        (0, true) => c::<T>(s) + sq[0],
+        (0, false) => c::<T>(s) - sq[0],
+        (_, true) => sq[k],
+        (_, false) => -sq[k],
+    })
+}
+
+/// The series of `1/u`.
+fn recip<T: Op, const N: usize>(u: &[T; N]) -> [T; N] {
+    series::div(&series::constant(T::one()), u)
+}
+
+/// The series of `1/√u`, its value `√u₀` then reciprocal as in the rules.
+fn rsqrt<T: Op, const N: usize>(u: &[T; N]) -> [T; N] {
+    series::powf(u, c(-0.5), u[0].sqrt().recip())
+}
+
+/// `x` plus the constant `s`.
+fn shift<T: Op, const N: usize>(s: f64, x: &[T; N]) -> [T; N] {
+    let mut y = *x;
+    y[0] = c::<T>(s) + x[0];
+    y
+}
+
+/// The logarithm to base b from the series of `ln`: value `y0`, coefficients divided by `ln b`.
+fn log_base<T: Op, const N: usize>(y0: T, ln: [T; N], ln_b: f64) -> [T; N] {
+    let mut y = ln.map(|v| v / c(ln_b));
+    y[0] = y0;
+    y
+}
+
+unary! {
+    /// −a.
+    Neg Neg |x| (-x, -T::one()),
+        taylor |x| x.map(|v| -v);
+    /// 1/a; the derivative −1/a² is −y².
+    Recip Recip |x| { let y = x.recip(); (y, -(y * y)) },
+        taylor |x| series::div(&series::constant(T::one()), x);
+    /// √a; at a = 0 the derivative is +∞.
+    Sqrt Sqrt |x| { let y = x.sqrt(); (y, (y + y).recip()) },
+        taylor |x| series::sqrt(x);
+    /// ∛a; at a = 0 the derivative is +∞.
+    Cbrt Cbrt |x| { let y = x.cbrt(); (y, (c::<T>(3.0) * y * y).recip()) },
+        taylor |x| series::cbrt(x);
+    /// eᵃ; the derivative is the value.
+    Exp Exp |x| { let y = x.exp(); (y, y) },
+        taylor |x| series::exp(x);
+    /// 2ᵃ.
+    Exp2 Exp2 |x| { let y = x.exp2(); (y, y * c(core::f64::consts::LN_2)) },
+        taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| {
+            y[m] * c(core::f64::consts::LN_2)
+        });
+    /// eᵃ − 1, accurate near 0.
+    ExpM1 ExpM1 |x| { let y = x.exp_m1(); (y, y + T::one()) },
+        taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| y[m]);
+    /// ln a.
+    Ln Ln |x| (x.ln(), x.recip()),
+        taylor |x| series::ln(x);
+    /// log₂ a.
+    Log2 Log2 |x| (x.log2(), (x * c(core::f64::consts::LN_2)).recip()),
+        taylor |x| log_base(x[0].log2(), series::ln(x), core::f64::consts::LN_2);
+    /// log₁₀ a.
+    Log10 Log10 |x| (x.log10(), (x * c(core::f64::consts::LN_10)).recip()),
+        taylor |x| log_base(x[0].log10(), series::ln(x), core::f64::consts::LN_10);
+    /// ln(1 + a), accurate near 0.
+    Ln1p Ln1p |x| (x.ln_1p(), (T::one() + x).recip()),
+        taylor |x| log_base(x[0].ln_1p(), series::ln(&shift(1.0, x)), 1.0);
+    /// sin a.
+    Sin Sin |x| x.sin_cos(),
+        taylor |x| series::sin_cos(x).0;
+    /// cos a.
+    Cos Cos |x| { let (s, co) = x.sin_cos(); (co, -s) },
+        taylor |x| series::sin_cos(x).1;
+    /// tan a; the derivative 1 + tan² a.
+    Tan Tan |x| { let y = x.tan(); (y, T::one() + y * y) },
+        taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| series::square_at(y, m));
+    /// asin a.
+    Asin Asin |x| (x.asin(), (T::one() - x * x).sqrt().recip()),
+        taylor |x| series::integrate(x, x[0].asin(), &rsqrt(&quadratic(1.0, -1.0, x)));
+    /// acos a.
+    Acos Acos |x| (x.acos(), -(T::one() - x * x).sqrt().recip()),
+        taylor |x| {
+            let d = rsqrt(&quadratic(1.0, -1.0, x)).map(|v| -v);
+            series::integrate(x, x[0].acos(), &d)
+        };
+    /// atan a.
+    Atan Atan |x| (x.atan(), (T::one() + x * x).recip()),
+        taylor |x| series::integrate(x, x[0].atan(), &recip(&quadratic(1.0, 1.0, x)));
+    /// sinh a.
+    Sinh Sinh |x| (x.sinh(), x.cosh()),
+        taylor |x| series::sinh_cosh(x).0;
+    /// cosh a.
+    Cosh Cosh |x| (x.cosh(), x.sinh()),
+        taylor |x| series::sinh_cosh(x).1;
+    /// tanh a; the derivative 1 − y².
+    Tanh Tanh |x| { let y = x.tanh(); (y, T::one() - y * y) },
+        taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| -series::square_at(y, m));
+    /// asinh a.
+    Asinh Asinh |x| (x.asinh(), (x * x + T::one()).sqrt().recip()),
+        taylor |x| series::integrate(x, x[0].asinh(), &rsqrt(&quadratic(1.0, 1.0, x)));
+    /// acosh a; at a = 1 the derivative is +∞.
+    Acosh Acosh |x| (x.acosh(), (x * x - T::one()).sqrt().recip()),
+        taylor |x| series::integrate(x, x[0].acosh(), &rsqrt(&quadratic(-1.0, 1.0, x)));
+    /// atanh a.
+    Atanh Atanh |x| (x.atanh(), (T::one() - x * x).recip()),
+        taylor |x| series::integrate(x, x[0].atanh(), &recip(&quadratic(1.0, -1.0, x)));
+    /// |a|; the derivative at 0 (and −0) is 0, the midpoint of the subgradient [−1, 1].
+    Abs Abs |x| {
+        let d = if x > T::zero() {
+            T::one()
+        } else if x < T::zero() {
+            -T::one()
+        } else if x == T::zero() {
+            T::zero()
+        } else {
+            T::nan()
+        };
+        (x.abs(), d)
+    },
+        taylor |x| series::linear(x, Self.eval(x[0]));
+    /// ⌊a⌋, derivative 0 almost everywhere.
+    Floor Floor |x| (x.floor(), T::zero()),
+        taylor |x| series::linear(x, Self.eval(x[0]));
+    /// ⌈a⌉, derivative 0 almost everywhere.
+    Ceil Ceil |x| (x.ceil(), T::zero()),
+        taylor |x| series::linear(x, Self.eval(x[0]));
+    /// Rounding half away from zero, derivative 0 almost everywhere.
+    Round Round |x| (x.round(), T::zero()),
+        taylor |x| series::linear(x, Self.eval(x[0]));
+    /// Truncation toward zero, derivative 0 almost everywhere.
+    Trunc Trunc |x| (x.trunc(), T::zero()),
+        taylor |x| series::linear(x, Self.eval(x[0]));
+    /// The sign (±1, NaN for NaN), derivative 0 almost everywhere.
+    Signum Signum |x| (x.signum(), T::zero()),
+        taylor |x| series::linear(x, Self.eval(x[0]));
+    /// a − trunc(a), derivative 1 almost everywhere.
+    Fract Fract |x| (x.fract(), T::one()),
+        taylor |x| series::linear(x, Self.eval(x[0]));
+    /// The logistic function 1/(1 + e⁻ᵃ), evaluated without overflow on either side; the
+    /// derivative is y(1 − y). Not a `Float` method: the tensor module uses it, and scalar code
+    /// can call `x.apply1(Sigmoid)`.
+    Sigmoid Sigmoid |x| {
+        let y = if x >= T::zero() {
+            (T::one() + (-x).exp()).recip()
+        } else {
+            let e = x.exp();
+            e / (T::one() + e)
+        };
+        (y, y * (T::one() - y))
+    },
+        taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| {
+            y[m] - series::square_at(y, m)
+        });
+    /// max(a, 0); the derivative at 0 is 0 (a NaN input gives 0, as `f64::max` ignores it). The
+    /// value is a branch, not `max`: through `max`, nested numbers would take the tie's ½ at 0 in
+    /// their inner levels and 0 in the outer one, so their mixed derivatives would disagree.
+    Relu Relu |x| {
+        if x > T::zero() {
+            (x, T::one())
+        } else {
+            (T::zero(), T::zero())
+        }
+    },
+        taylor |x| series::linear(x, Self.eval(x[0]));
+}
+
+/// aⁿ for an integer n (the exponent is not differentiated).
+///
+/// ```
+/// use shared_ops::{rules::Powi, Unary};
+/// assert_eq!(Powi(3).eval(2.0_f64), (8.0, 12.0));
+/// assert_eq!(Powi(0).eval(0.0_f64), (1.0, 0.0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Powi(pub i32);
+
+impl Unary for Powi {
+    const NAME: &'static str = OpCode::Powi.name();
+    const CODE: OpCode = OpCode::Powi;
+    #[inline(always)]
+    fn eval<T: Op>(self, x: T) -> (T, T) {
+        let n = self.0;
+        match n {
+            0 => (T::one(), T::zero()),
+            1 => (x, T::one()),
+            2 => (x * x, x + x),
+            // The value by `powi` itself, so it is bit-identical to the plain float's.
+            _ => (x.powi(n), c::<T>(n as f64) * x.powi(n - 1)),
+        }
+    }
+    /// The recurrence of a real power, except at x₀ = 0 (where it would divide by 0) and for
+    /// n = 2: there repeated multiplication, exact as nested duals are.
+    #[inline]
+    fn taylor<T: Op, const N: usize>(self, x: &[T; N]) -> Option<[T; N]> {
+        let n = self.0;
+        Some(match n {
+            0 | 1 => series::linear(x, self.eval(x[0])),
+            _ if n == 2 || x[0] == T::zero() => series::powi(x, n),
+            _ => series::powf(x, c(n as f64), x[0].powi(n)),
+        })
+    }
+}
