@@ -65,13 +65,7 @@ pub fn jvp<T: Op, F: Fn(&[Dual<T>]) -> Vec<Dual<T>>>(
     x: &[T],
     v: &[T],
 ) -> Result<(Vec<T>, Vec<T>), Error> {
-    if v.len() != x.len() {
-        return Err(Error::SeedLength {
-            seed: "tangent",
-            expected: x.len(),
-            found: v.len(),
-        });
-    }
+    Error::check_seed("tangent", x.len(), v.len())?;
     let xs: Vec<Dual<T>> = x.iter().zip(v).map(|(&p, &t)| Dual::new(p, t)).collect();
     Ok(f(&xs).into_iter().map(|d| (d.primal, d.tangent)).unzip())
 }
@@ -146,13 +140,7 @@ pub fn taylor<const N: usize, T: Op>(
     x: &[T],
     v: &[T],
 ) -> Result<Vec<[T; N]>, Error> {
-    if v.len() != x.len() {
-        return Err(Error::SeedLength {
-            seed: "tangent",
-            expected: x.len(),
-            found: v.len(),
-        });
-    }
+    Error::check_seed("tangent", x.len(), v.len())?;
     let xs: Vec<Taylor<T, N>> = x
         .iter()
         .zip(v)

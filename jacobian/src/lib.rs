@@ -205,12 +205,7 @@ pub fn jacobian_with_options<F: Function + Sync>(
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error> {
-    f.check_input(x.len())?;
-    if let Some((_, m)) = f.sizes()
-        && m != 1
-    {
-        return Err(Error::NotScalar { outputs: m });
-    }
+    hessian::check_scalar(f, x.len())?;
     sweeps::gradient(f, x)
 }
 

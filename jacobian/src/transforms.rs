@@ -90,8 +90,8 @@ impl<F: Function> Function for Grad<F> {
 ///
 /// # Panics
 ///
-/// If `x` and `v` differ in length (the drivers check [`sizes`](Function::sizes) first when
-/// `f` declares them).
+/// If `x` and `v` differ in length, naming both (the drivers check [`sizes`](Function::sizes)
+/// first when `f` declares them).
 ///
 /// ```
 /// use jacobian::{Function, Jvp, Op};
@@ -123,19 +123,11 @@ impl<F: Function> Jvp<F> {
 
 impl<F: Function> Function for Jvp<F> {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        assert_eq!(
-            x.len(),
-            self.v.len(),
-            "Jvp: the input has length {} but the direction v has length {}",
-            x.len(),
-            self.v.len()
-        );
-        let xs: Vec<Dual<T>> = x
-            .iter()
-            .zip(&self.v)
-            .map(|(&x, &v)| Dual::new(x, T::constant(v)))
-            .collect();
-        self.f.eval(&xs).into_iter().map(|y| y.tangent).collect()
+        let v: Vec<T> = self.v.iter().map(|&v| T::constant(v)).collect();
+        match forward::jvp(|xs: &[Dual<T>]| self.f.eval(xs), x, &v) {
+            Ok((_, jv)) => jv,
+            Err(e) => panic!("Jvp: {e}"),
+        }
     }
     fn sizes(&self) -> Option<(usize, usize)> {
         self.f.sizes().map(|(_, m)| (self.v.len(), m))
@@ -203,26 +195,10 @@ pub struct JacFwd<F>(pub F);
 
 impl<F: Function> Function for JacFwd<F> {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        let n = x.len();
-        let mut xs: Vec<Dual<T>> = x.iter().map(|&x| Dual::from(x)).collect();
-        let mut out = Vec::new();
-        for j in 0..n {
-            xs[j].tangent = T::one();
-            let ys = self.0.eval(&xs);
-            xs[j].tangent = T::zero();
-            if j == 0 {
-                out = vec![T::zero(); ys.len() * n];
-            }
-            assert_eq!(
-                ys.len() * n,
-                out.len(),
-                "JacFwd: the function's output length changed between sweeps"
-            );
-            for (i, y) in ys.iter().enumerate() {
-                out[i * n + j] = y.tangent;
-            }
+        match forward::jacobian(|xs: &[Dual<T>]| self.0.eval(xs), x) {
+            Ok((_, rows)) => rows.concat(),
+            Err(e) => panic!("JacFwd: {e}"),
         }
-        out
     }
     fn sizes(&self) -> Option<(usize, usize)> {
         self.0.sizes().map(|(n, m)| (n, m * n))

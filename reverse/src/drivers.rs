@@ -59,13 +59,7 @@ pub fn vjp<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
     let mut xs = memory::take::<Vec<Var<T>>>();
     tape.vars_into(x, &mut xs);
     let ys = f(&xs);
-    if w.len() != ys.len() {
-        return Err(Error::SeedLength {
-            seed: "adjoint",
-            expected: ys.len(),
-            found: w.len(),
-        });
-    }
+    Error::check_seed("adjoint", ys.len(), w.len())?;
     let seeds: Vec<(Var<T>, T)> = ys.iter().copied().zip(w.iter().copied()).collect();
     let values = ys.iter().map(|&y| y.value()).collect();
     let wj = tape.sweep_wrt(&seeds, &xs);

@@ -83,4 +83,27 @@ impl fmt::Display for Error {
     }
 }
 
+impl Error {
+    /// `Ok` if a seed has the `expected` length, else [`Error::SeedLength`]: the one check every
+    /// driver that takes a direction makes.
+    ///
+    /// ```
+    /// use shared_ops::Error;
+    /// assert!(Error::check_seed("tangent", 3, 3).is_ok());
+    /// let e = Error::check_seed("tangent", 3, 2).unwrap_err();
+    /// assert_eq!(e.to_string(), "tangent seed has length 2, but must have length 3");
+    /// ```
+    pub fn check_seed(seed: &'static str, expected: usize, found: usize) -> Result<(), Error> {
+        if expected == found {
+            Ok(())
+        } else {
+            Err(Error::SeedLength {
+                seed,
+                expected,
+                found,
+            })
+        }
+    }
+}
+
 impl std::error::Error for Error {}

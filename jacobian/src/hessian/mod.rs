@@ -176,8 +176,8 @@ fn symmetrise(h: &mut DMatrix<f64>) {
     }
 }
 
-/// The checks every second-order driver makes before it runs: a non-empty input of the
-/// declared length, and one declared output.
+/// The checks every driver for a function with one output (gradient, Hessian, HVP) makes
+/// before it runs: a non-empty input of the declared length, and one declared output.
 pub(crate) fn check_scalar<F: Function>(f: &F, n: usize) -> Result<(), Error> {
     f.check_input(n)?;
     match f.sizes() {

@@ -42,9 +42,24 @@ fn chunk<const N: usize>(s: usize, n: usize) -> Range<usize> {
     s * N..((s + 1) * N).min(n)
 }
 
+/// One recording of `f` on a tape of `DualVec<f64, N>` at the seeded inputs `xs`, and one
+/// sweep: the value, and for each input its adjoint, whose primal is ∂f/∂xᵢ and whose N tangents
+/// are (H·V)ᵢ for the N directions seeded in `xs`. Forward over reverse and `hvp_many` both
+/// run on it.
+pub(crate) fn dual_sweep<const N: usize, F: Function>(
+    f: &F,
+    xs: &[DualVec<f64, N>],
+) -> Result<(f64, Vec<DualVec<f64, N>>, TapeStats), Error> {
+    let tape = Tape::with_capacity(8 * xs.len());
+    let vs = tape.vars(xs);
+    let y = scalar(f.eval(&vs))?;
+    let adjoints = tape.sweep_wrt(&[(y, DualVec::one())], &vs);
+    Ok((Op::value(&y), adjoints, tape.stats()))
+}
+
 /// Forward over reverse: per chunk of N columns, record `f` on a tape of `DualVec<f64, N>`
-/// whose inputs carry unit tangents, and sweep once. The adjoint of input i then holds ∂f/∂xᵢ
-/// in its primal and the N Hessian entries ∂²f/∂xᵢ∂xⱼ in its tangents.
+/// whose inputs carry unit tangents, and sweep once ([`dual_sweep`]). The adjoint of input i
+/// then holds ∂f/∂xᵢ in its primal and the N Hessian entries ∂²f/∂xᵢ∂xⱼ in its tangents.
 ///
 /// Runs the chunks in `chunks` only, so that the plan can look at the first recording before
 /// it decides how to do the rest.
@@ -54,27 +69,22 @@ pub(crate) fn forward_over_reverse<const N: usize, F: Function>(
     out: &mut Parts,
     chunks: Range<usize>,
 ) -> Result<(), Error> {
-    let n = x.len();
     let mut xs: Vec<DualVec<f64, N>> = x.iter().map(|&v| DualVec::from(v)).collect();
     for s in chunks {
-        let cols = chunk::<N>(s, n);
+        let cols = chunk::<N>(s, x.len());
         for (l, j) in cols.clone().enumerate() {
             xs[j].tangent[l] = 1.0;
         }
-        let tape = Tape::with_capacity(8 * n);
-        let vs = tape.vars(&xs);
-        let y = scalar(f.eval(&vs))?;
-        let adjoints = tape.sweep_wrt(&[(y, DualVec::one())], &vs);
-        out.tape = tape.stats();
-        drop(tape);
+        let (value, adjoints, tape) = dual_sweep(f, &xs)?;
         for (l, j) in cols.enumerate() {
             xs[j].tangent[l] = 0.0;
             for (i, a) in adjoints.iter().enumerate() {
                 out.matrix[(i, j)] = a.tangent[l];
             }
         }
-        out.value = Op::value(&y);
+        out.value = value;
         out.gradient = adjoints.iter().map(|a| a.primal).collect();
+        out.tape = tape;
         out.sweeps += 1;
     }
     Ok(())

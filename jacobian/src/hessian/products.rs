@@ -2,7 +2,7 @@
 //! vector functions (forward over forward).
 
 use super::check_scalar;
-use super::pairs::scalar;
+use super::pairs::{dual_sweep, scalar};
 use crate::sweeps::forward_lanes;
 use forward::{Dual, DualVec};
 use nalgebra::DMatrix;
@@ -42,7 +42,7 @@ pub struct Hvp {
 /// ```
 pub fn hvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<Hvp, Error> {
     check_scalar(f, x.len())?;
-    check_direction(x.len(), v.len())?;
+    Error::check_seed("tangent", x.len(), v.len())?;
     let xs: Vec<Dual<f64>> = x.iter().zip(v).map(|(&x, &v)| Dual::new(x, v)).collect();
     let tape = Tape::with_capacity(8 * x.len());
     let vs = tape.vars(&xs);
@@ -75,7 +75,7 @@ pub fn hvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<Hvp, Error> {
 /// ```
 pub fn hvp_many<F: Function>(f: &F, x: &[f64], v: &DMatrix<f64>) -> Result<DMatrix<f64>, Error> {
     check_scalar(f, x.len())?;
-    check_direction(x.len(), v.nrows())?;
+    Error::check_seed("tangent", x.len(), v.nrows())?;
     match forward_lanes(v.ncols().max(1)) {
         1 => hvp_lanes::<1, F>(f, x, v),
         2 => hvp_lanes::<2, F>(f, x, v),
@@ -100,10 +100,7 @@ fn hvp_lanes<const N: usize, F: Function>(
                 xi.tangent[l] = v[(i, c)];
             }
         }
-        let tape = Tape::with_capacity(8 * n);
-        let vs = tape.vars(&xs);
-        let y = scalar(f.eval(&vs))?;
-        let adjoints = tape.sweep_wrt(&[(y, DualVec::one())], &vs);
+        let (_, adjoints, _) = dual_sweep(f, &xs)?;
         for (l, c) in cols.enumerate() {
             for (i, a) in adjoints.iter().enumerate() {
                 out[(i, c)] = a.tangent[l];
@@ -151,7 +148,7 @@ pub fn second_directional<F: Function>(
     v: &[f64],
 ) -> Result<SecondDirectional, Error> {
     f.check_input(x.len())?;
-    check_direction(x.len(), v.len())?;
+    Error::check_seed("tangent", x.len(), v.len())?;
     let xs: Vec<Dual<Dual<f64>>> = x
         .iter()
         .zip(v)
@@ -164,16 +161,4 @@ pub fn second_directional<F: Function>(
         first: ys.iter().map(|y| y.primal.tangent).collect(),
         second: ys.iter().map(|y| y.tangent.tangent).collect(),
     })
-}
-
-fn check_direction(n: usize, found: usize) -> Result<(), Error> {
-    if n == found {
-        Ok(())
-    } else {
-        Err(Error::SeedLength {
-            seed: "tangent",
-            expected: n,
-            found,
-        })
-    }
 }
