@@ -1,0 +1,120 @@
+//! Custom ops.
+
+use super::*;
+
+/// A sigmoid written by the user, backward s (1 - s) from the output.
+struct UserSigmoid;
+
+impl CustomOp for UserSigmoid {
+    fn name(&self) -> &str {
+        "user_sigmoid"
+    }
+    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        inputs[0].mapv(|x| 1.0 / (1.0 + (-x).exp()))
+    }
+    fn backward(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        output: &ArrayD<f64>,
+        grad_out: &ArrayD<f64>,
+    ) -> Vec<ArrayD<f64>> {
+        vec![grad_out * &output.mapv(|s| s * (1.0 - s))]
+    }
+}
+
+/// softplus(x) = ln(1 + e^x), derivative sigmoid(x), computed from the input.
+struct Softplus;
+
+impl CustomOp for Softplus {
+    fn name(&self) -> &str {
+        "softplus"
+    }
+    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        inputs[0].mapv(|x| x.exp().ln_1p())
+    }
+    fn backward(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        _output: &ArrayD<f64>,
+        grad_out: &ArrayD<f64>,
+    ) -> Vec<ArrayD<f64>> {
+        vec![grad_out * &inputs[0].mapv(|x| 1.0 / (1.0 + (-x).exp()))]
+    }
+}
+
+/// Deliberately wrong ops, to check that `backward` reports them.
+struct WrongCount;
+
+impl CustomOp for WrongCount {
+    fn name(&self) -> &str {
+        "wrong_count"
+    }
+    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        inputs[0].clone()
+    }
+    fn backward(&self, _: &[&ArrayD<f64>], _: &ArrayD<f64>, g: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
+        vec![g.clone(), g.clone()]
+    }
+}
+
+struct WrongShape;
+
+impl CustomOp for WrongShape {
+    fn name(&self) -> &str {
+        "wrong_shape"
+    }
+    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        inputs[0].clone()
+    }
+    fn backward(&self, _: &[&ArrayD<f64>], _: &ArrayD<f64>, _: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
+        vec![ArrayD::zeros(IxDyn(&[7]))]
+    }
+}
+
+#[test]
+fn custom_sigmoid_matches_builtin() {
+    let x = Tensor::new(array![-2.0, 0.0, 1.5], true);
+    let y = Tensor::custom(UserSigmoid, &[&x]);
+    assert_eq!(y.op_name(), "user_sigmoid");
+    (&y * &y).sum().backward().unwrap();
+    let g_custom = grad_of(&x);
+
+    let x2 = Tensor::new(array![-2.0, 0.0, 1.5], true);
+    let s = x2.sigmoid();
+    assert_close(&y.data(), &s.data(), 1e-15);
+    (&s * &s).sum().backward().unwrap();
+    assert_close(&g_custom, &grad_of(&x2), 1e-15);
+}
+
+#[test]
+fn custom_softplus_finite_differences() {
+    let x = arr(&[2, 2], vec![-1.5, -0.2, 0.3, 2.0]);
+    check_gradients(&|t| Tensor::custom(Softplus, &[&t[0]]).tanh(), &[x]).unwrap();
+}
+
+#[test]
+fn custom_op_errors() {
+    let x = Tensor::new(array![1.0, 2.0], true);
+    let err = Tensor::custom(WrongCount, &[&x])
+        .sum()
+        .backward()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        TensorError::GradientCount {
+            op: "wrong_count".into(),
+            expected: 1,
+            got: 2
+        }
+    );
+    assert!(err.to_string().contains("wrong_count"));
+    let err = Tensor::custom(WrongShape, &[&x])
+        .sum()
+        .backward()
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("wrong_shape") && msg.contains("[2]") && msg.contains("[7]"),
+        "{msg}"
+    );
+}

@@ -1,0 +1,237 @@
+//! Forward values and hand-computed gradients, and the seed example.
+
+use super::*;
+
+/// L = sum(tanh(W x)); with z = W x and g = 1 - tanh(z)^2,
+/// dL/dx = W^T g and dL/dW = g x^T.
+#[test]
+fn seed_tanh_matvec_matches_analytic_gradients() {
+    let x = Tensor::new(array![2.0, 3.0], true);
+    let w = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
+    let loss = w.matmul(&x).unwrap().tanh().sum();
+    loss.backward().unwrap();
+
+    let z: [f64; 2] = [1.0 * 2.0 + 2.0 * 3.0, 3.0 * 2.0 + 4.0 * 3.0]; // [8, 18]
+    let g = [1.0 - z[0].tanh().powi(2), 1.0 - z[1].tanh().powi(2)];
+    let x_expected = array![1.0 * g[0] + 3.0 * g[1], 2.0 * g[0] + 4.0 * g[1]].into_dyn();
+    let w_expected = array![[g[0] * 2.0, g[0] * 3.0], [g[1] * 2.0, g[1] * 3.0]].into_dyn();
+
+    assert_close(&grad_of(&x), &x_expected, 1e-12);
+    assert_close(&grad_of(&w), &w_expected, 1e-12);
+    assert_abs_diff_eq!(
+        loss.item().unwrap(),
+        z[0].tanh() + z[1].tanh(),
+        epsilon = 1e-12
+    );
+    // Sanity: the values are not trivially zero.
+    assert!(grad_of(&x)[0] > 1e-15);
+}
+
+// Forward values and hand-computed gradients.
+
+#[test]
+fn broadcast_add_forward_and_backward() {
+    let a = Tensor::new(array![[1.0], [2.0], [3.0]], true); // (3, 1)
+    let b = Tensor::new(array![10.0, 20.0, 30.0, 40.0], true); // (4,)
+    let c = &a + &b;
+    assert_eq!(c.shape(), vec![3, 4]);
+    assert_eq!(c.data()[[2, 3]], 43.0);
+    c.backward_with(ArrayD::ones(IxDyn(&[3, 4]))).unwrap();
+    assert_eq!(grad_of(&a), ArrayD::from_elem(IxDyn(&[3, 1]), 4.0));
+    assert_eq!(grad_of(&b), ArrayD::from_elem(IxDyn(&[4]), 3.0));
+}
+
+#[test]
+fn binary_ops_hand_gradients() {
+    let a = Tensor::new(array![1.0, 2.0], true);
+    let b = Tensor::new(array![4.0, 8.0], true);
+    (&a / &b).sum().backward().unwrap();
+    assert_eq!(grad_of(&a), array![0.25, 0.125].into_dyn());
+    assert_eq!(grad_of(&b), array![-1.0 / 16.0, -2.0 / 64.0].into_dyn());
+
+    let (a, b) = (a.detach().with_grad(), b.detach().with_grad());
+    (&a - &b).sum().backward().unwrap();
+    assert_eq!(grad_of(&a), array![1.0, 1.0].into_dyn());
+    assert_eq!(grad_of(&b), array![-1.0, -1.0].into_dyn());
+}
+
+#[test]
+fn scalar_arithmetic_on_both_sides() {
+    let x = Tensor::new(array![1.0, 2.0], true);
+    let y = (2.0 - &x) * 3.0 + 1.0 / &x + x.clone() / 2.0 - 1.0;
+    // y = 3(2 - x) + 1/x + x/2 - 1
+    assert_eq!(
+        *y.data(),
+        array![3.0 + 1.0 + 0.5 - 1.0, 0.0 + 0.5 + 1.0 - 1.0].into_dyn()
+    );
+    y.sum().backward().unwrap();
+    // dy/dx = -3 - 1/x^2 + 1/2
+    assert_eq!(
+        grad_of(&x),
+        array![-3.0 - 1.0 + 0.5, -3.0 - 0.25 + 0.5].into_dyn()
+    );
+    let n = -&x;
+    assert_eq!(*n.data(), array![-1.0, -2.0].into_dyn());
+    assert_eq!(*(-(x.clone())).data(), array![-1.0, -2.0].into_dyn());
+}
+
+#[test]
+fn same_tensor_used_twice() {
+    let x = Tensor::new(array![3.0, -1.0], true);
+    (&x * &x).sum().backward().unwrap();
+    assert_eq!(grad_of(&x), array![6.0, -2.0].into_dyn());
+}
+
+#[test]
+fn diamond_graph_accumulates_within_one_pass() {
+    let x = Tensor::scalar(1.5).with_grad();
+    let y = &x * 2.0;
+    let z = &y * &y + &y; // z = 4x^2 + 2x, dz/dx = 8x + 2
+    z.backward().unwrap();
+    assert_eq!(x.grad().unwrap()[[]], 14.0);
+}
+
+#[test]
+fn matmul_all_rank_combinations() {
+    let m = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], true); // (2, 3)
+    let v3 = Tensor::new(array![1.0, -1.0, 2.0], true);
+    let v2 = Tensor::new(array![2.0, -3.0], true);
+
+    // vector . vector -> 0-d
+    let s = v3.matmul(&v3).unwrap();
+    assert_eq!(s.shape(), Vec::<usize>::new());
+    assert_eq!(s.item().unwrap(), 6.0);
+    s.backward().unwrap();
+    assert_eq!(grad_of(&v3), array![2.0, -2.0, 4.0].into_dyn());
+    v3.zero_grad();
+
+    // matrix . vector -> (2,)
+    let mv = m.matmul(&v3).unwrap();
+    assert_eq!(*mv.data(), array![5.0, 11.0].into_dyn());
+    mv.backward_with(array![1.0, 10.0]).unwrap();
+    assert_eq!(
+        grad_of(&m),
+        array![[1.0, -1.0, 2.0], [10.0, -10.0, 20.0]].into_dyn()
+    );
+    assert_eq!(grad_of(&v3), array![41.0, 52.0, 63.0].into_dyn());
+    m.zero_grad();
+
+    // vector . matrix -> (3,)
+    let vm = v2.matmul(&m).unwrap();
+    assert_eq!(*vm.data(), array![-10.0, -11.0, -12.0].into_dyn());
+    vm.backward_with(array![1.0, 0.0, -1.0]).unwrap();
+    assert_eq!(grad_of(&v2), array![-2.0, -2.0].into_dyn());
+    assert_eq!(
+        grad_of(&m),
+        array![[2.0, 0.0, -2.0], [-3.0, 0.0, 3.0]].into_dyn()
+    );
+    m.zero_grad();
+
+    // matrix . matrix -> (2, 2)
+    let mm = m.matmul(&m.t()).unwrap();
+    assert_eq!(*mm.data(), array![[14.0, 32.0], [32.0, 77.0]].into_dyn());
+    mm.sum().backward().unwrap();
+    // d/dM sum(M M^T) = (1 1^T) M + ((1 1^T)^T M) = 2 * column sums broadcast
+    assert_eq!(
+        grad_of(&m),
+        array![[10.0, 14.0, 18.0], [10.0, 14.0, 18.0]].into_dyn()
+    );
+}
+
+#[test]
+fn matmul_skips_gradient_of_constants() {
+    let x = Tensor::new(array![[1.0, 2.0]], false);
+    let w = Tensor::new(array![[1.0], [1.0]], true);
+    x.matmul(&w).unwrap().sum().backward().unwrap();
+    assert!(x.grad().is_none());
+    assert_eq!(grad_of(&w), array![[1.0], [2.0]].into_dyn());
+}
+
+#[test]
+fn reductions_forward_values() {
+    let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
+    assert_eq!(x.sum().item().unwrap(), 21.0);
+    assert_eq!(x.mean().item().unwrap(), 3.5);
+    assert_eq!(
+        *x.mean_axis(0, false).unwrap().data(),
+        array![2.5, 3.5, 4.5].into_dyn()
+    );
+    assert_eq!(
+        *x.mean_axis(0, true).unwrap().data(),
+        array![[2.5, 3.5, 4.5]].into_dyn()
+    );
+    assert_eq!(
+        *x.sum_axis(1, false).unwrap().data(),
+        array![6.0, 15.0].into_dyn()
+    );
+}
+
+#[test]
+fn unary_values_and_derivatives_at_kinks() {
+    let x = Tensor::new(array![-1.0, 0.0, 4.0], true);
+    assert_eq!(*x.relu().data(), array![0.0, 0.0, 4.0].into_dyn());
+    assert_eq!(*x.abs().data(), array![1.0, 0.0, 4.0].into_dyn());
+    (x.relu() + x.abs()).sum().backward().unwrap();
+    // relu' = [0, 0, 1]; abs' = [-1, 0, 1] (0 at 0 for both)
+    assert_eq!(grad_of(&x), array![-1.0, 0.0, 2.0].into_dyn());
+
+    let p = Tensor::new(array![4.0], true);
+    assert_eq!(p.sqrt().item().unwrap(), 2.0);
+    assert_eq!(p.powf(0.5).item().unwrap(), 2.0);
+    assert_eq!(p.powi(3).item().unwrap(), 64.0);
+    assert_eq!(p.powi(0).item().unwrap(), 1.0);
+    p.powi(0).sum().backward().unwrap();
+    assert_eq!(grad_of(&p), array![0.0].into_dyn());
+    assert_abs_diff_eq!(
+        Tensor::scalar(1.0).exp().ln().item().unwrap(),
+        1.0,
+        epsilon = 1e-15
+    );
+    // The stable sigmoid does not overflow.
+    assert_eq!(Tensor::scalar(-1000.0).sigmoid().item().unwrap(), 0.0);
+    assert_eq!(Tensor::scalar(1000.0).sigmoid().item().unwrap(), 1.0);
+}
+
+#[test]
+fn transpose_reshape_and_rows() {
+    let v = Tensor::new(array![1.0, 2.0, 3.0], true);
+    assert_eq!(*v.t().data(), *v.data()); // 1-D transpose is the identity
+    let m = v.reshape(&[3, 1]).unwrap();
+    assert_eq!(m.t().shape(), vec![1, 3]);
+    let cube = Tensor::zeros(&[2, 3, 4]);
+    assert_eq!(cube.t().shape(), vec![4, 3, 2]);
+
+    let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], true);
+    let picked = x.select_rows(&[1, 1, 0]).unwrap();
+    let sliced = x.slice_rows(1..3).unwrap();
+    assert_eq!(*sliced.data(), array![[3.0, 4.0], [5.0, 6.0]].into_dyn());
+    (picked.sum() + (&sliced * 10.0).sum()).backward().unwrap();
+    assert_eq!(
+        grad_of(&x),
+        array![[1.0, 1.0], [12.0, 12.0], [10.0, 10.0]].into_dyn()
+    );
+    assert_eq!(x.slice_rows(1..1).unwrap().shape(), vec![0, 2]);
+}
+
+#[test]
+fn broadcast_helpers() {
+    assert_eq!(
+        broadcast_shapes("t", &[2, 1, 3], &[4, 1]).unwrap(),
+        vec![2, 4, 3]
+    );
+    assert_eq!(broadcast_shapes("t", &[1], &[0]).unwrap(), vec![0]);
+    let g = arr(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert_eq!(
+        reduce_to_shape(g.view(), &[1, 3]),
+        arr(&[1, 3], vec![5.0, 7.0, 9.0])
+    );
+    assert_eq!(
+        reduce_to_shape(g.view(), &[2, 1]),
+        arr(&[2, 1], vec![6.0, 15.0])
+    );
+    assert_eq!(
+        reduce_to_shape(g.view(), &[3]),
+        arr(&[3], vec![5.0, 7.0, 9.0])
+    );
+    assert_eq!(reduce_to_shape(g.view(), &[1]), arr(&[1], vec![21.0]));
+}
