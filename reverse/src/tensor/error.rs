@@ -1,0 +1,181 @@
+//! What can go wrong when building or differentiating a graph.
+
+use std::fmt;
+
+/// Everything that can go wrong when building or differentiating a graph.
+///
+/// Every message names the shapes involved, e.g.
+/// `matmul: shapes [2, 3] and [2] are not aligned (3 != 2)`.
+///
+/// ```
+/// use reverse::tensor::{Tensor, TensorError};
+///
+/// let a = Tensor::zeros(&[2, 3]);
+/// let b = Tensor::zeros(&[4]);
+/// let err = a.try_add(&b).unwrap_err();
+/// assert!(matches!(err, TensorError::Broadcast { .. }));
+/// assert!(err.to_string().contains("[2, 3]"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TensorError {
+    /// Two shapes do not broadcast together (NumPy rules).
+    Broadcast {
+        /// Name of the operation.
+        op: &'static str,
+        /// Shape of the left operand.
+        lhs: Vec<usize>,
+        /// Shape of the right operand.
+        rhs: Vec<usize>,
+    },
+    /// `matmul` operands are not 1-D/2-D or their inner dimensions differ.
+    MatMul {
+        /// Shape of the left operand.
+        lhs: Vec<usize>,
+        /// Shape of the right operand.
+        rhs: Vec<usize>,
+    },
+    /// An operation that needs exactly one element got more (or none).
+    NotScalar {
+        /// Name of the operation (`backward`, `item`).
+        op: &'static str,
+        /// Shape of the tensor.
+        shape: Vec<usize>,
+    },
+    /// A gradient or a replacement array does not have the expected shape.
+    ShapeMismatch {
+        /// Where the array was supplied (`backward_with`, `set_data`, a custom
+        /// op's name, ...).
+        op: String,
+        /// The shape that was required.
+        expected: Vec<usize>,
+        /// The shape that was given.
+        got: Vec<usize>,
+    },
+    /// `backward` was called on a tensor that does not require a gradient.
+    NoGraph {
+        /// Shape of the tensor.
+        shape: Vec<usize>,
+    },
+    /// The number of elements does not match the requested shape.
+    Reshape {
+        /// Current shape (or the length of the data, as a 1-D shape).
+        from: Vec<usize>,
+        /// Requested shape.
+        to: Vec<usize>,
+    },
+    /// An axis index is not smaller than the number of dimensions.
+    Axis {
+        /// Name of the operation.
+        op: &'static str,
+        /// The offending axis.
+        axis: usize,
+        /// Shape of the tensor.
+        shape: Vec<usize>,
+    },
+    /// A row index or row range lies outside the first axis.
+    RowIndex {
+        /// Name of the operation.
+        op: &'static str,
+        /// The offending index (or range end).
+        index: usize,
+        /// Shape of the tensor.
+        shape: Vec<usize>,
+    },
+    /// A row range is reversed or ends past the last row.
+    RowRange {
+        /// Name of the operation.
+        op: &'static str,
+        /// Start of the range.
+        start: usize,
+        /// End of the range (exclusive).
+        end: usize,
+        /// Shape of the tensor.
+        shape: Vec<usize>,
+    },
+    /// A custom op's backward returned the wrong number of gradients.
+    GradientCount {
+        /// Name of the custom op.
+        op: String,
+        /// Number of inputs.
+        expected: usize,
+        /// Number of gradients returned.
+        got: usize,
+    },
+}
+
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TensorError::Broadcast { op, lhs, rhs } => {
+                write!(
+                    f,
+                    "{op}: shapes {lhs:?} and {rhs:?} cannot be broadcast together"
+                )
+            }
+            TensorError::MatMul { lhs, rhs } => {
+                if lhs.is_empty() || rhs.is_empty() || lhs.len() > 2 || rhs.len() > 2 {
+                    write!(
+                        f,
+                        "matmul: shapes {lhs:?} and {rhs:?} are not supported (operands must be 1-D or 2-D)"
+                    )
+                } else {
+                    let k1 = lhs[lhs.len() - 1];
+                    let k2 = rhs[0];
+                    write!(
+                        f,
+                        "matmul: shapes {lhs:?} and {rhs:?} are not aligned ({k1} != {k2})"
+                    )
+                }
+            }
+            TensorError::NotScalar { op, shape } => write!(
+                f,
+                "{op}: expected a tensor with exactly one element, got shape {shape:?} \
+                 (use backward_with to pass an explicit gradient)"
+            ),
+            TensorError::ShapeMismatch { op, expected, got } => {
+                write!(
+                    f,
+                    "{op}: expected an array of shape {expected:?}, got shape {got:?}"
+                )
+            }
+            TensorError::NoGraph { shape } => write!(
+                f,
+                "backward: tensor of shape {shape:?} does not require grad (no graph was recorded)"
+            ),
+            TensorError::Reshape { from, to } => {
+                let n: usize = from.iter().product();
+                let m: usize = to.iter().product();
+                write!(
+                    f,
+                    "reshape: cannot reshape {from:?} ({n} elements) into {to:?} ({m} elements)"
+                )
+            }
+            TensorError::Axis { op, axis, shape } => write!(
+                f,
+                "{op}: axis {axis} is out of range for shape {shape:?} ({} dimensions)",
+                shape.len()
+            ),
+            TensorError::RowIndex { op, index, shape } => write!(
+                f,
+                "{op}: row {index} is out of range for shape {shape:?} ({} rows)",
+                shape.first().copied().unwrap_or(0)
+            ),
+            TensorError::RowRange {
+                op,
+                start,
+                end,
+                shape,
+            } => write!(
+                f,
+                "{op}: row range {start}..{end} is not within shape {shape:?} ({} rows)",
+                shape.first().copied().unwrap_or(0)
+            ),
+            TensorError::GradientCount { op, expected, got } => write!(
+                f,
+                "custom op {op}: backward returned {got} gradients for {expected} inputs"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TensorError {}

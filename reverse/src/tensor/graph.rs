@@ -1,0 +1,164 @@
+//! `backward`: the graph in reverse topological order, each node's backward called once.
+
+use super::{BackwardArgs, Node, Tensor, TensorError};
+use ndarray::{Array, ArrayD, Dimension, IxDyn};
+use std::cell::Ref;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+impl Tensor {
+    /// Backpropagates from a one-element tensor, seeding its gradient with 1.
+    ///
+    /// Gradients are **added** to the leaves' existing gradients; call
+    /// [`zero_grad`](Tensor::zero_grad) between steps. The graph is kept, so
+    /// `backward` may be called again.
+    ///
+    /// Errors: [`TensorError::NotScalar`] if the tensor has more than one
+    /// element, [`TensorError::NoGraph`] if it does not require a gradient.
+    /// A [`CustomOp`](super::CustomOp) whose backward returns gradients of the wrong number or
+    /// shape stops the pass with [`TensorError::GradientCount`] or
+    /// [`TensorError::ShapeMismatch`]; gradients already added to leaves by
+    /// then are kept.
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    /// use ndarray::array;
+    ///
+    /// let x = Tensor::new(array![1.0, 2.0], true);
+    /// x.powi(2).sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap(), array![2.0, 4.0].into_dyn());
+    /// assert!(x.powi(2).backward().is_err()); // not a scalar
+    /// ```
+    pub fn backward(&self) -> Result<(), TensorError> {
+        if self.numel() != 1 {
+            return Err(TensorError::NotScalar {
+                op: "backward",
+                shape: self.shape(),
+            });
+        }
+        self.run_backward(ArrayD::ones(IxDyn(&self.shape())))
+    }
+
+    /// Backpropagates an explicit gradient of this tensor's shape (a
+    /// vector-Jacobian product), e.g. for a non-scalar output.
+    ///
+    /// Errors: [`TensorError::ShapeMismatch`] if `grad` has the wrong shape,
+    /// [`TensorError::NoGraph`] if the tensor does not require a gradient.
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    /// use ndarray::array;
+    ///
+    /// let x = Tensor::new(array![1.0, 2.0], true);
+    /// let y = &x * 3.0;
+    /// y.backward_with(array![1.0, 10.0]).unwrap();
+    /// assert_eq!(x.grad().unwrap(), array![3.0, 30.0].into_dyn());
+    /// assert!(y.backward_with(array![1.0]).is_err());
+    /// ```
+    pub fn backward_with<D: Dimension>(&self, grad: Array<f64, D>) -> Result<(), TensorError> {
+        if grad.shape() != self.data().shape() {
+            return Err(TensorError::ShapeMismatch {
+                op: "backward_with".into(),
+                expected: self.shape(),
+                got: grad.shape().to_vec(),
+            });
+        }
+        self.run_backward(grad.into_dyn())
+    }
+
+    /// Tensors that require a gradient and reach `self`, parents before
+    /// children (so `self` is last). Iterative DFS: no recursion depth limit.
+    fn topo_order(&self) -> Vec<Tensor> {
+        let mut order = Vec::new();
+        let mut visited = std::collections::HashSet::new();
+        // `true` = all parents already emitted, emit the node itself.
+        let mut stack = vec![(self.clone(), false)];
+        while let Some((t, parents_done)) = stack.pop() {
+            if parents_done {
+                order.push(t);
+                continue;
+            }
+            if !visited.insert(Rc::as_ptr(&t.0)) {
+                continue;
+            }
+            stack.push((t.clone(), true));
+            for p in t.parents() {
+                if p.requires_grad() && !visited.contains(&Rc::as_ptr(&p.0)) {
+                    stack.push((p.clone(), false));
+                }
+            }
+        }
+        order
+    }
+
+    fn run_backward(&self, seed: ArrayD<f64>) -> Result<(), TensorError> {
+        if !self.requires_grad() {
+            return Err(TensorError::NoGraph {
+                shape: self.shape(),
+            });
+        }
+        let order = self.topo_order();
+        let index: HashMap<*const Node, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Rc::as_ptr(&t.0), i))
+            .collect();
+        // Gradients of this pass live here, not in the nodes, so that a
+        // second `backward` does not re-add stale intermediate gradients.
+        let mut grads: Vec<Option<ArrayD<f64>>> = vec![None; order.len()];
+        grads[order.len() - 1] = Some(seed);
+
+        for (i, tensor) in order.iter().enumerate().rev() {
+            let Some(g) = grads[i].take() else { continue };
+            let node = &tensor.0;
+            let Some(backward) = &node.backward else {
+                node.accumulate_grad(g); // a leaf: store (move, no copy)
+                continue;
+            };
+            if node.retain_grad.get() {
+                node.accumulate_grad(g.clone());
+            }
+            let parent_grads = {
+                let datas: Vec<Ref<'_, ArrayD<f64>>> =
+                    node.parents.iter().map(|p| p.data()).collect();
+                let inputs: Vec<&ArrayD<f64>> = datas.iter().map(|d| &**d).collect();
+                let needs_grad: Vec<bool> =
+                    node.parents.iter().map(Tensor::requires_grad).collect();
+                let output = node.data.borrow();
+                backward(&BackwardArgs {
+                    inputs: &inputs,
+                    output: &output,
+                    grad: &g,
+                    needs_grad: &needs_grad,
+                })
+            };
+            if parent_grads.len() != node.parents.len() {
+                return Err(TensorError::GradientCount {
+                    op: node.op.to_string(),
+                    expected: node.parents.len(),
+                    got: parent_grads.len(),
+                });
+            }
+            for (parent, pg) in node.parents.iter().zip(parent_grads) {
+                let Some(pg) = pg else { continue };
+                if !parent.requires_grad() {
+                    continue;
+                }
+                // Built-in ops always get this right; custom ops may not.
+                if pg.shape() != parent.data().shape() {
+                    return Err(TensorError::ShapeMismatch {
+                        op: format!("backward of {}", node.op),
+                        expected: parent.shape(),
+                        got: pg.shape().to_vec(),
+                    });
+                }
+                let slot = &mut grads[index[&Rc::as_ptr(&parent.0)]];
+                match slot {
+                    Some(acc) => *acc += &pg,
+                    None => *slot = Some(pg),
+                }
+            }
+        }
+        Ok(())
+    }
+}
