@@ -30,7 +30,8 @@
 //! edge (the ±1 of sums and differences) the operand and a sign (4 bytes); see [`TapeStats`].
 //! A node may have any number of edges: a `Sum` of `Var`s is one node, [`Op::dot`] one node,
 //! and [`Var::from_partials`] pushes any node whose partials the caller knows. Values and
-//! operations are kept only on a [`Tape::traced`] tape, for the teaching views of [`trace`].
+//! operations are kept only on a [`Tape::replayable`] tape, which can then be evaluated again at
+//! new points ([`replay`]), and on a [`Tape::traced`] one, for the teaching views of [`trace`].
 //!
 //! # Nesting
 //!
@@ -63,6 +64,7 @@
 #![warn(missing_docs)]
 
 mod drivers;
+pub mod replay;
 mod sweep;
 mod tape;
 pub mod tensor;
@@ -70,6 +72,7 @@ pub mod trace;
 mod var;
 
 pub use drivers::{gradient, jacobian, vjp};
+pub use replay::{GuardFailure, ReplayError};
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
 pub use sweep::{Adjoints, AdjointsVec};

@@ -407,10 +407,10 @@ struct View<'a> {
 impl<'a> View<'a> {
     /// Panics, naming the method, for a tape that keeps no values or operations.
     fn new(id: u64, data: &'a TapeData<f64>, method: &str) -> View<'a> {
-        let Some(views) = &data.views else {
+        let Some(program) = data.program.as_deref().filter(|_| data.traced) else {
             panic!(
                 "Tape::{method} shows each node's value and operation, which only a traced tape \
-                 keeps: record on Tape::traced() instead of Tape::traced()"
+                 keeps: record on Tape::traced() instead of Tape::new()"
             );
         };
         let mut given: Vec<Option<&str>> = vec![None; data.len()];
@@ -442,11 +442,11 @@ impl<'a> View<'a> {
             .collect();
         View {
             id,
-            values: &views.values,
-            ops: &views.ops,
+            values: &program.values[..program.len()],
+            ops: &program.ops,
             operands,
             names,
-            custom: views.custom.iter().copied().collect(),
+            custom: program.rules.iter().map(|r| (r.node, r.name)).collect(),
             bytes: data.bytes(),
         }
     }

@@ -1,6 +1,8 @@
-use crate::tape::live::With;
-use crate::tape::live::{self, mixed};
-use crate::tape::storage::{NEG, Selecting, TapeData, Unit, Weighted};
+use crate::replay::guard::{self, Guard};
+use crate::replay::program::{self, Form, Program};
+use crate::tape::live::{self, PROGRAM, With, mixed};
+use crate::tape::storage::{Kept, NEG, Selecting, TapeData, Unit, Weighted};
+use core::cmp::Ordering;
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, OpCode, Unary, check_dot, rules};
@@ -111,7 +113,11 @@ impl<T: Op> Var<T> {
             With(|d: &mut TapeData<T>| {
                 let live = edges.iter().filter(|e| !e.0.is_constant());
                 let live = live.map(|e| (e.0.index, e.1));
-                d.weighted_exact(edges.len(), live, value, OpCode::Node)
+                let i = d.weighted_exact(edges.len(), live);
+                if let Some(p) = &mut d.program {
+                    p.push(OpCode::Node, Form::Opaque, [0, 0], value);
+                }
+                i
             }),
         );
         Var::on_tape(value, tape, index)
@@ -119,30 +125,79 @@ impl<T: Op> Var<T> {
 
     /// A node with one weighted edge.
     #[inline(always)]
-    fn weighted1(self, value: T, partial: T, op: OpCode) -> Var<T> {
-        let index = live::record(self.tape, Weighted([self.index], [partial], value, op));
-        Var::on_tape(value, self.tape, index)
+    fn weighted1(self, partial: T) -> u32 {
+        live::record(self.tape, Weighted([self.index], [partial]))
     }
 
     /// A node with one unit edge (`NEG` in `flag` for −1).
     #[inline(always)]
-    fn unit1(self, value: T, flag: u32, op: OpCode) -> Var<T> {
-        let index = live::record(self.tape, Unit([self.index | flag], value, op));
-        Var::on_tape(value, self.tape, index)
+    fn unit1(self, flag: u32) -> u32 {
+        live::record::<T, _>(self.tape, Unit([self.index | flag]))
     }
 
-    /// Keeps the name of a user-defined rule for traces (traced tapes only).
+    /// This variable as an operand of a program.
+    fn operand_of(self, p: &mut Program<T>) -> u32 {
+        p.operand((!self.is_constant()).then_some(self.index), self.value)
+    }
+
+    /// Keeps the node `out` of a program: the rule that made it from `a` (and `b`), how its
+    /// edges map onto them, a user rule itself, and the piece a piecewise rule took.
     #[cold]
-    fn name_custom(self, name: &'static str) -> Var<T> {
-        live::record(
-            self.tape,
-            With(|d: &mut TapeData<T>| {
-                if let Some(v) = &mut d.views {
-                    v.custom.push((self.index, name));
-                }
-            }),
-        );
-        self
+    #[inline(never)]
+    fn describe(
+        out: Var<T>,
+        form: Form,
+        a: Var<T>,
+        b: Var<T>,
+        keep: impl FnOnce(u32) -> Option<program::Rule<T>>,
+        code: OpCode,
+        param: Option<u32>,
+    ) {
+        program::note(out.tape, |p: &mut Program<T>| {
+            let ra = a.operand_of(p);
+            let rb = match param {
+                Some(n) => n,
+                None => b.operand_of(p),
+            };
+            p.push(code, form, [ra, rb], out.value);
+            if let Some(rule) = keep(out.index) {
+                p.rules.push(rule);
+            }
+            if guard::piecewise(code) {
+                let mut g = Guard {
+                    at: out.index + 1,
+                    kind: guard::Kind::Piece { node: out.index },
+                    outcome: 0,
+                };
+                g.outcome = g.outcome(p);
+                p.guards.push(g);
+            }
+        });
+    }
+
+    /// Compares the values, keeping the outcome as a guard on a tape that keeps a program.
+    fn compare(&self, other: &Self) -> Option<Ordering> {
+        let order = self.value.partial_cmp(&other.value);
+        if (self.tape | other.tape) & PROGRAM != 0 {
+            Self::guard_compare(*self, *other, order);
+        }
+        order
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn guard_compare(a: Var<T>, b: Var<T>, order: Option<Ordering>) {
+        let Some(tape) = common_tape([a, b].into_iter()) else {
+            return;
+        };
+        program::note(tape, |p: &mut Program<T>| {
+            let (ra, rb) = (a.operand_of(p), b.operand_of(p));
+            p.guards.push(Guard {
+                at: p.len() as u32,
+                kind: guard::Kind::Compare { a: ra, b: rb },
+                outcome: guard::order(order),
+            });
+        });
     }
 
     /// The fused multiply-add rule (`Float::mul_add` calls it): one node with up to three edges.
@@ -157,9 +212,12 @@ impl<T: Op> Var<T> {
                     With(|d: &mut TapeData<T>| {
                         let live = args.iter().filter(|e| !e.0.is_constant());
                         let live = live.map(|e| (e.0.index, e.1));
-                        d.weighted_exact(3, live, value, OpCode::MulAdd)
+                        d.weighted_exact(3, live)
                     }),
                 );
+                if tape & PROGRAM != 0 {
+                    Self::describe_many(tape, OpCode::MulAdd, args.map(|e| e.0), value);
+                }
                 Var::on_tape(value, tape, index)
             }
         }
@@ -170,13 +228,26 @@ impl<T: Op> Var<T> {
     fn sum_of(iter: impl Iterator<Item = Var<T>>) -> Var<T> {
         let mut value: Option<T> = None;
         let mut staged = Staged::<T>::none();
+        // For a program: the terms from the first variable on, after the sum of the constants
+        // before it (the same left fold, so re-evaluation adds in the same order).
+        let mut terms: Vec<Var<T>> = Vec::new();
         for v in iter {
+            let before = value;
             value = Some(match value {
                 Some(s) => s + v.value,
                 None => v.value,
             });
             if v.is_constant() {
+                if !terms.is_empty() {
+                    terms.push(v);
+                }
                 continue;
+            }
+            if v.tape & PROGRAM != 0 {
+                if let (true, Some(s)) = (terms.is_empty(), before) {
+                    terms.push(Var::constant(s));
+                }
+                terms.push(v);
             }
             if v.tape == staged.tape {
                 live::record::<T, _>(v.tape, Stage(v.index));
@@ -193,11 +264,26 @@ impl<T: Op> Var<T> {
         }
         let (tape, base) = (staged.tape, staged.base);
         staged.tape = 0; // the node takes the operands: nothing to unstage
-        let index = live::record(
-            tape,
-            With(|d: &mut TapeData<T>| d.unit_staged(base, value, OpCode::Sum)),
-        );
+        let index = live::record(tape, With(|d: &mut TapeData<T>| d.unit_staged(base)));
+        if tape & PROGRAM != 0 {
+            Self::describe_many(tape, OpCode::Sum, terms, value);
+        }
         Var::on_tape(value, tape, index)
+    }
+
+    /// Keeps an n-ary node of a program: its operands in order.
+    #[cold]
+    #[inline(never)]
+    fn describe_many(tape: u64, op: OpCode, operands: impl IntoIterator<Item = Var<T>>, value: T) {
+        program::note(tape, |p: &mut Program<T>| {
+            let first = p.args.len();
+            for v in operands {
+                let r = v.operand_of(p);
+                p.args.push(r);
+            }
+            let count = p.args.len() - first;
+            p.push(op, Form::Many, [first as u32, count as u32], value);
+        });
     }
 }
 
@@ -272,11 +358,19 @@ impl<T: Op> Op for Var<T> {
         if self.is_constant() {
             return Var::constant(v);
         }
-        match R::CODE {
-            OpCode::Neg => self.unit1(v, NEG, R::CODE),
-            OpCode::Custom => self.weighted1(v, d, R::CODE).name_custom(R::NAME),
-            _ => self.weighted1(v, d, R::CODE),
+        let (index, form) = match R::CODE {
+            OpCode::Neg => (self.unit1(NEG), Form::Value),
+            _ => (self.weighted1(d), Form::First),
+        };
+        let out = Var::on_tape(v, self.tape, index);
+        if self.tape & PROGRAM != 0 {
+            let param = (&rule as &dyn core::any::Any)
+                .downcast_ref::<rules::Powi>()
+                .map(|n| n.0 as u32);
+            let keep = |node| (R::CODE == OpCode::Custom).then(|| program::unary_rule(node, rule));
+            Self::describe(out, form, self, self, keep, R::CODE, param);
         }
+        out
     }
     #[inline(always)]
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
@@ -285,12 +379,12 @@ impl<T: Op> Op for Var<T> {
         // and differences become unit edges: their partials are ±1 by the rule table.
         let unit = matches!(R::CODE, OpCode::Add | OpCode::Sub);
         let neg = if R::CODE == OpCode::Sub { NEG } else { 0 };
-        let out = match (self.is_constant(), other.is_constant()) {
+        let (tape, index, form) = match (self.is_constant(), other.is_constant()) {
             (true, true) => return Var::constant(v),
-            (false, true) if unit => self.unit1(v, 0, R::CODE),
-            (false, true) => self.weighted1(v, da, R::CODE),
-            (true, false) if unit => other.unit1(v, neg, R::CODE),
-            (true, false) => other.weighted1(v, db, R::CODE),
+            (false, true) if unit => (self.tape, self.unit1(0), Form::Value),
+            (false, true) => (self.tape, self.weighted1(da), Form::First),
+            (true, false) if unit => (other.tape, other.unit1(neg), Form::Value),
+            (true, false) => (other.tape, other.weighted1(db), Form::Second),
             (false, false) => {
                 if self.tape != other.tape {
                     mixed(self.tape, other.tape);
@@ -298,23 +392,37 @@ impl<T: Op> Op for Var<T> {
                 let (a, b) = (self.index, other.index);
                 // x·x, x + x, x − x: one edge with the summed partial (the exact 0 of x − x then
                 // stops an infinite adjoint).
-                let index = if a == b {
-                    live::record(self.tape, Weighted([a], [da + db], v, R::CODE))
+                let (index, form) = if a == b {
+                    (
+                        live::record(self.tape, Weighted([a], [da + db])),
+                        Form::Same,
+                    )
                 } else if unit {
-                    live::record(self.tape, Unit([a, b | neg], v, R::CODE))
+                    (
+                        live::record::<T, _>(self.tape, Unit([a, b | neg])),
+                        Form::Value,
+                    )
                 } else if matches!(R::CODE, OpCode::Max | OpCode::Min) {
-                    live::record(self.tape, Selecting([a, b], [da, db], v, R::CODE))
+                    match live::record(self.tape, Selecting([a, b], [da, db])) {
+                        (i, Kept::Both) => (i, Form::Both),
+                        (i, Kept::First) => (i, Form::First),
+                        (i, Kept::Second) => (i, Form::Second),
+                    }
                 } else {
-                    live::record(self.tape, Weighted([a, b], [da, db], v, R::CODE))
+                    (
+                        live::record(self.tape, Weighted([a, b], [da, db])),
+                        Form::Both,
+                    )
                 };
-                Var::on_tape(v, self.tape, index)
+                (self.tape, index, form)
             }
         };
-        if R::CODE == OpCode::Custom {
-            out.name_custom(R::NAME)
-        } else {
-            out
+        let out = Var::on_tape(v, tape, index);
+        if tape & PROGRAM != 0 {
+            let keep = |node| (R::CODE == OpCode::Custom).then(|| program::binary_rule(node, rule));
+            Self::describe(out, form, self, other, keep, R::CODE, None);
         }
+        out
     }
 
     /// One node with an edge per variable operand (∂/∂aᵢ = bᵢ, ∂/∂bᵢ = aᵢ).
@@ -355,23 +463,27 @@ impl<T: Op> Op for Var<T> {
                 let pairs = a.iter().zip(b);
                 if (in_a, in_b) == (n, n) {
                     let all = pairs.flat_map(|(x, y)| [(x.index, y.value), (y.index, x.value)]);
-                    d.weighted_exact(edges, all, value, OpCode::Dot)
+                    d.weighted_exact(edges, all)
                 } else if (in_a, in_b) == (n, 0) {
                     let left = pairs.map(|(x, y)| (x.index, y.value));
-                    d.weighted_exact(edges, left, value, OpCode::Dot)
+                    d.weighted_exact(edges, left)
                 } else if (in_a, in_b) == (0, n) {
                     let right = pairs.map(|(x, y)| (y.index, x.value));
-                    d.weighted_exact(edges, right, value, OpCode::Dot)
+                    d.weighted_exact(edges, right)
                 } else {
                     let some = a.iter().zip(b).flat_map(|(x, y)| {
                         let ex = (!x.is_constant()).then_some((x.index, y.value));
                         let ey = (!y.is_constant()).then_some((y.index, x.value));
                         ex.into_iter().chain(ey)
                     });
-                    d.weighted_exact(edges, some, value, OpCode::Dot)
+                    d.weighted_exact(edges, some)
                 }
             }),
         );
+        if tape & PROGRAM != 0 {
+            let pairs = a.iter().zip(b).flat_map(|(&x, &y)| [x, y]);
+            Self::describe_many(tape, OpCode::Dot, pairs, value);
+        }
         Var::on_tape(value, tape, index)
     }
 }
@@ -386,7 +498,8 @@ impl<T: Op> From<T> for Var<T> {
 
 shared_ops::impl_float_via_rules!(
     impl [T: Op] for Var<T>, inner T, primal |s| s.value,
-    sum |iter| Var::sum_of(iter)
+    sum |iter| Var::sum_of(iter),
+    compare |a, b| a.compare(b)
 );
 
 impl<T: Op> Zero for Var<T> {

@@ -140,9 +140,10 @@ fn text_rendering() {
     let tape = Tape::traced();
     seed_example(&tape);
     // 3 nodes (4 bytes each), a weighted edge (12) and a unit edge (4), and on a traced tape
-    // each node's value and operation (9 bytes each).
+    // each node's program (value, operation, form and two operands: 18 bytes each) and the
+    // constant 3 (8).
     let want = "\
-tape: 3 nodes, 55 bytes
+tape: 3 nodes, 90 bytes
   node  name  op     value  parents (local partial)
      0  x     input  2
      1  y     powi   4      x (4)
@@ -155,7 +156,7 @@ tape: 3 nodes, 55 bytes
     let b = tape.var(-2.0);
     let _ = (a * b).exp() - a;
     let want = "\
-tape: 5 nodes, 109 bytes
+tape: 5 nodes, 154 bytes
   node  name  op     value      parents (local partial)
      0  v₀    input  1
      1  v₁    input  -2

@@ -8,10 +8,12 @@
 ///
 /// Arguments: the impl generics and the type, the type one level down (`inner`), how to read
 /// the primal at that level, and optionally how to `sum` an iterator (default: a fold of `+`
-/// from the first item; a tape makes it one n-ary node). The type must itself implement `Op`, `Zero`, `One`, `Copy`,
-/// `Default`, `Debug`, `Display`, `From<inner>` and an inherent
-/// `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one three-argument rule).
-/// Comparisons look at the primal only, as a user of `f64` expects.
+/// from the first item; a tape makes it one n-ary node) and how to `compare` two numbers
+/// (default: `partial_cmp` of the primals; a tape also keeps the outcome as a branch guard).
+/// The type must itself implement `Op`, `Zero`, `One`, `Copy`, `Default`, `Debug`, `Display`,
+/// `From<inner>` and an inherent `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one
+/// three-argument rule). Comparisons look at the primal only, as a user of `f64` expects;
+/// `==` is `partial_cmp` giving `Equal`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! impl_float_via_rules {
@@ -31,6 +33,20 @@ macro_rules! impl_float_via_rules {
     (
         impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr,
         sum |$it:ident| $sum:expr
+    ) => {
+        $crate::impl_float_via_rules!(
+            impl [$($gen)*] for $ty, inner $inner, primal |$s| $primal,
+            sum |$it| $sum,
+            compare |a, b| {
+                let p = |$s: &Self| $primal;
+                p(a).partial_cmp(&p(b))
+            }
+        );
+    };
+    (
+        impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr,
+        sum |$it:ident| $sum:expr,
+        compare |$ca:ident, $cb:ident| $cmp:expr
     ) => {
         impl<$($gen)*> ::core::ops::Neg for $ty {
             type Output = Self;
@@ -73,15 +89,15 @@ macro_rules! impl_float_via_rules {
         impl<$($gen)*> ::core::cmp::PartialEq for $ty {
             #[inline]
             fn eq(&self, other: &Self) -> bool {
-                let p = |$s: &Self| $primal;
-                p(self) == p(other)
+                ::core::cmp::PartialOrd::partial_cmp(self, other)
+                    == Some(::core::cmp::Ordering::Equal)
             }
         }
         impl<$($gen)*> ::core::cmp::PartialOrd for $ty {
             #[inline]
             fn partial_cmp(&self, other: &Self) -> Option<::core::cmp::Ordering> {
-                let p = |$s: &Self| $primal;
-                p(self).partial_cmp(&p(other))
+                let ($ca, $cb) = (self, other);
+                $cmp
             }
         }
 

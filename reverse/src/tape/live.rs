@@ -62,28 +62,34 @@ thread_local! {
     static SERIAL: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Tape ids: the thread's number in bits 40..63, a per-thread serial below. Id 0 means
-/// "constant".
+/// Tape ids: the thread's number in bits 40..62, a per-thread serial below, and [`PROGRAM`]
+/// in bit 62. Id 0 means "constant".
 const SERIAL_BITS: u32 = 40;
+
+/// Set in the id of a tape that keeps its program (operations, operands, values and branch
+/// guards, for re-evaluation and traces): a `Var` reads it from its own id after appending a
+/// node, so a plain tape pays one bit test per operation, not a lookup.
+pub(crate) const PROGRAM: u64 = 1 << 62;
 
 fn thread_number() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     THREAD.with(|t| {
         if t.get() == 0 {
-            // 23 bits of thread numbers keep the BORROWED bit free.
-            t.set(NEXT.fetch_add(1, Ordering::Relaxed) & ((1 << 23) - 1));
+            // 22 bits of thread numbers keep the PROGRAM and BORROWED bits free.
+            t.set(NEXT.fetch_add(1, Ordering::Relaxed) & ((1 << 22) - 1));
         }
         t.get()
     })
 }
 
-/// A fresh id, never issued before on any thread.
-pub(crate) fn new_id() -> u64 {
+/// A fresh id, never issued before on any thread; `program` sets [`PROGRAM`].
+pub(crate) fn new_id(program: bool) -> u64 {
     let serial = SERIAL.with(|s| {
         s.set(s.get() + 1);
         s.get()
     });
-    (thread_number() << SERIAL_BITS) | serial
+    let flag = if program { PROGRAM } else { 0 };
+    (thread_number() << SERIAL_BITS) | serial | flag
 }
 
 /// A tape's number within its thread, for messages.
@@ -102,7 +108,7 @@ fn refresh(live: &[Entry]) {
 
 /// Registers new storage; returns its id and the pointer the tape keeps.
 pub(crate) fn open<T>(data: Box<TapeData<T>>) -> (u64, NonNull<TapeData<T>>) {
-    let id = new_id();
+    let id = new_id(data.program.is_some());
     let data = NonNull::from(Box::leak(data));
     LIVE.with(|l| {
         let mut l = l.borrow_mut();
@@ -283,7 +289,7 @@ fn is_live(id: u64) -> bool {
 #[cold]
 #[inline(never)]
 pub(crate) fn misuse(tape: u64) -> ! {
-    if tape >> SERIAL_BITS != thread_number() {
+    if (tape & !PROGRAM) >> SERIAL_BITS != thread_number() {
         panic!(
             "reverse::Var used on another thread than the one that recorded it: a tape is \
              thread-local, so a Var sent to another thread cannot be differentiated there; \

@@ -9,7 +9,7 @@
 //! than the cap is freed at once, and older ones make room for newer ones. [`release_memory`]
 //! frees everything kept.
 
-use super::storage::TapeData;
+use super::storage::{Keeps, TapeData};
 use core::any::Any;
 use core::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -74,7 +74,7 @@ impl<T: Copy + 'static> Reusable for TapeData<T> {
         self.shrink_to_fit();
     }
     fn empty(&mut self) {
-        self.reset(false);
+        self.reset(Keeps::Sweeps);
     }
 }
 

@@ -42,7 +42,7 @@ use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 use live::Borrow;
 use shared_ops::Op;
-use storage::TapeData;
+use storage::{Keeps, TapeData};
 
 /// A recording: the handle of one Wengert list on this thread.
 ///
@@ -84,7 +84,7 @@ impl<T: Op> Default for Tape<T> {
 impl<T: Op> Tape<T> {
     /// Starts a recording on this thread.
     pub fn new() -> Tape<T> {
-        Self::open(0, false)
+        Self::open(0, Keeps::Sweeps)
     }
 
     /// Starts a recording with room for `nodes` nodes (and as many edges). Buffers kept from an
@@ -96,12 +96,31 @@ impl<T: Op> Tape<T> {
     /// assert!(tape.is_empty());
     /// ```
     pub fn with_capacity(nodes: usize) -> Tape<T> {
-        Self::open(nodes, false)
+        Self::open(nodes, Keeps::Sweeps)
     }
 
-    /// Starts a *traced* recording: besides what sweeps need, it keeps each node's value and
-    /// operation, so that it can be printed ([`Tape::trace_forward`], [`Tape::to_dot`], …).
-    /// That costs `size_of::<T>() + 1` bytes more per node.
+    /// Starts a *replayable* recording: besides what sweeps need, it keeps its program (each
+    /// node's operation, operands and value, and every branch decision), so that the finished
+    /// recording can be evaluated again at new points ([`Recording::reevaluate`], see
+    /// [`replay`](crate::replay)). That costs `size_of::<T>() + 10` bytes more per node, and
+    /// recording takes longer.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::replayable();
+    /// let x = tape.var(2.0);
+    /// let y = x * x;
+    /// let mut rec = tape.finish();
+    /// rec.reevaluate(&[3.0])?;
+    /// assert_eq!(rec.gradient(y).wrt(x), 6.0);
+    /// # Ok::<(), reverse::ReplayError>(())
+    /// ```
+    pub fn replayable() -> Tape<T> {
+        Self::open(0, Keeps::Program)
+    }
+
+    /// Starts a *traced* recording: a replayable one that also keeps an edge for every operand
+    /// (even where its partial is 0, as for the loser of `max`), so that it can be printed
+    /// ([`Tape::trace_forward`], [`Tape::to_dot`], …) and re-evaluated.
     ///
     /// ```
     /// let tape = reverse::Tape::traced();
@@ -110,12 +129,12 @@ impl<T: Op> Tape<T> {
     /// assert!(tape.to_text().contains("x * x") || tape.to_text().contains("*"));
     /// ```
     pub fn traced() -> Tape<T> {
-        Self::open(0, true)
+        Self::open(0, Keeps::Trace)
     }
 
-    fn open(nodes: usize, traced: bool) -> Tape<T> {
+    fn open(nodes: usize, keeps: Keeps) -> Tape<T> {
         let mut data = memory::take::<TapeData<T>>();
-        data.reset(traced);
+        data.reset(keeps);
         data.reserve(nodes);
         let (id, data) = live::open(Box::new(data));
         Tape {
@@ -136,6 +155,16 @@ impl<T: Op> Tape<T> {
         f(view.data())
     }
 
+    /// The storage, to change in place (re-evaluation).
+    pub(crate) fn with_data_mut<R>(&mut self, f: impl FnOnce(&mut TapeData<T>) -> R) -> R {
+        live::with_mut(self.id, &mut self.data, f)
+    }
+
+    /// Panics unless `v` (not a constant) belongs to this tape.
+    pub(crate) fn check_own(&self, v: Var<T>) {
+        self.index_of(v);
+    }
+
     /// A new independent variable (an input node) with value `x`.
     ///
     /// ```
@@ -144,7 +173,15 @@ impl<T: Op> Tape<T> {
     /// assert_eq!(x.value(), 1.5);
     /// ```
     pub fn var(&self, x: T) -> Var<T> {
-        let i = live::record(self.id, storage::Input(x));
+        let i = live::record(
+            self.id,
+            live::With(|d: &mut TapeData<T>| {
+                if let Some(p) = &mut d.program {
+                    p.input(x);
+                }
+                d.input()
+            }),
+        );
         Var::on_tape(x, self.id, i)
     }
 
@@ -167,8 +204,13 @@ impl<T: Op> Tape<T> {
             self.id,
             live::With(|d: &mut TapeData<T>| {
                 let first = d.len() as u32;
-                for &x in xs {
-                    d.input(x);
+                for _ in xs {
+                    d.input();
+                }
+                if let Some(p) = &mut d.program {
+                    for &x in xs {
+                        p.input(x);
+                    }
                 }
                 first
             }),
@@ -279,11 +321,8 @@ impl<T: Op> Tape<T> {
     /// assert!(tape.is_empty());
     /// ```
     pub fn clear(&mut self) {
-        let fresh = live::new_id();
-        live::with_mut(self.id, &mut self.data, |d| {
-            let traced = d.views.is_some();
-            d.reset(traced);
-        });
+        let fresh = live::new_id(self.id & live::PROGRAM != 0);
+        live::with_mut(self.id, &mut self.data, |d| d.reset(d.keeps()));
         live::rename(self.id, fresh);
         self.id = fresh;
     }
@@ -366,6 +405,17 @@ impl<T: Op> Recording<T> {
     pub(crate) fn with_data<R>(&self, f: impl FnOnce(&TapeData<T>) -> R) -> R {
         f(&self.data)
     }
+
+    pub(crate) fn with_data_mut<R>(&mut self, f: impl FnOnce(&mut TapeData<T>) -> R) -> R {
+        f(&mut self.data)
+    }
+
+    /// Panics unless `v` (not a constant) belongs to this recording.
+    pub(crate) fn check_own(&self, v: Var<T>) {
+        if v.tape() != self.id {
+            live::foreign(v.tape(), self.id);
+        }
+    }
 }
 
 /// What a recording holds, and its memory.
@@ -377,7 +427,8 @@ impl<T: Op> Recording<T> {
 /// | node | 4 | where its edges start |
 /// | weighted edge | 4 + s | the operand's index and the partial `∂v/∂u` |
 /// | unit edge | 4 | the operand's index and a sign: a partial of ±1 (sums, differences) |
-/// | traced node | + s + 1 | its value and operation ([`Tape::traced`] only) |
+/// | program node | + s + 10 | its value, operation, form and two operands ([`Tape::replayable`] and [`Tape::traced`] only) |
+/// | program constant | + s | a constant operand (same) |
 ///
 /// So `a·b` costs 4 + 2·12 = 28 bytes and `a + b` 4 + 2·4 = 12 bytes on a tape of `f64`; a sum
 /// or dot product of n terms is one node with n (unit) or 2n (weighted) edges.

@@ -16,11 +16,11 @@
 //! of a node end where the next weighted node's begin (unit edges likewise), so a sweep walking
 //! back needs no end index.
 //!
-//! Values and operation codes are not needed by a sweep; a *traced* tape keeps them too, in
-//! [`Views`], for traces and graph exports.
+//! Values, operations and constants are not needed by a sweep; a replayable or traced tape
+//! keeps them too, in its [`Program`], for re-evaluation and traces.
 
 use super::live::Append;
-use shared_ops::OpCode;
+use crate::replay::Program;
 
 mod walk;
 
@@ -33,25 +33,16 @@ pub(crate) const NEG: u32 = 1 << 31;
 /// The most nodes one tape holds, and the most edges of each kind (indices keep a flag bit).
 pub(crate) const MAX: usize = (UNIT - 1) as usize;
 
-/// What a traced tape keeps beside the sweep's arrays.
-#[derive(Clone, Debug)]
-pub(crate) struct Views<T> {
-    /// Each node's value.
-    pub values: Vec<T>,
-    /// Each node's operation.
-    pub ops: Vec<OpCode>,
-    /// Names of user-defined operations, by node.
-    pub custom: Vec<(u32, &'static str)>,
-}
-
-impl<T> Default for Views<T> {
-    fn default() -> Self {
-        Views {
-            values: Vec::new(),
-            ops: Vec::new(),
-            custom: Vec::new(),
-        }
-    }
+/// What a recording keeps beside the sweep's arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Keeps {
+    /// Only what sweeps need.
+    Sweeps,
+    /// Also the program, for re-evaluation ([`Tape::replayable`](crate::Tape::replayable)).
+    Program,
+    /// The program, and every operand's edge even where its partial is 0 (the loser of `max`),
+    /// for the teaching views ([`Tape::traced`](crate::Tape::traced)).
+    Trace,
 }
 
 /// One recording: the arrays above, and the names given to variables.
@@ -67,12 +58,18 @@ pub(crate) struct TapeData<T> {
     unit: Vec<u32>,
     /// Operands of sums being collected from an iterator (whose items may record first).
     pub staged: Vec<u32>,
-    pub views: Option<Views<T>>,
+    /// Operations, operands, values and guards, on a replayable or traced tape.
+    pub program: Option<Box<Program<T>>>,
+    /// Keep the zero edges of `max`/`min` (a traced tape shows every operand).
+    pub traced: bool,
     pub names: Vec<(u32, String)>,
     /// The fast path's bound: while `start.len() < limit`, `start` has room for one more node
     /// and each edge array room for [`FAST_EDGES`] more edges per node up to `limit` (kept by
-    /// [`TapeData::relimit`]). 0 on a traced tape, whose every node takes the slow path.
+    /// [`TapeData::relimit`]).
     limit: usize,
+    /// Tests: every node takes the slow path.
+    #[cfg(test)]
+    pub never_fast: bool,
 }
 
 /// The most edges a node appended on the fast path has.
@@ -86,24 +83,41 @@ impl<T> Default for TapeData<T> {
             partial: Vec::new(),
             unit: Vec::new(),
             staged: Vec::new(),
-            views: None,
+            program: None,
+            traced: false,
             names: Vec::new(),
             limit: 0,
+            #[cfg(test)]
+            never_fast: false,
         }
     }
 }
 
 impl<T: Copy> TapeData<T> {
-    /// Forgets every node, keeping the capacity; `traced` says whether to keep views.
-    pub fn reset(&mut self, traced: bool) {
+    /// Forgets every node, keeping the capacity (the program's too), and what to keep next.
+    pub fn reset(&mut self, keeps: Keeps) {
         self.start.clear();
         self.parent.clear();
         self.partial.clear();
         self.unit.clear();
         self.staged.clear();
         self.names.clear();
-        self.views = traced.then(Views::default);
+        self.traced = keeps == Keeps::Trace;
+        match (keeps, &mut self.program) {
+            (Keeps::Sweeps, p) => *p = None,
+            (_, Some(p)) => p.clear(),
+            (_, p) => *p = Some(Box::default()),
+        }
         self.relimit();
+    }
+
+    /// What this recording keeps.
+    pub fn keeps(&self) -> Keeps {
+        match (self.traced, self.program.is_some()) {
+            (true, _) => Keeps::Trace,
+            (false, true) => Keeps::Program,
+            (false, false) => Keeps::Sweeps,
+        }
     }
 
     /// Room for `nodes` nodes and as many edges of each kind, beyond what is recorded.
@@ -119,7 +133,8 @@ impl<T: Copy> TapeData<T> {
     /// Recomputes the fast path's bound from the capacities: nodes may be appended on the fast
     /// path while each finds room for itself and [`FAST_EDGES`] edges of either kind.
     fn relimit(&mut self) {
-        if self.views.is_some() {
+        #[cfg(test)]
+        if self.never_fast {
             self.limit = 0;
             return;
         }
@@ -172,25 +187,26 @@ impl<T: Copy> TapeData<T> {
         &self.unit
     }
 
+    /// Per node where its edges start, and the partials to rewrite (re-evaluation).
+    pub fn starts_and_partials_mut(&mut self) -> (&[u32], &mut [T]) {
+        (&self.start, &mut self.partial)
+    }
+
     /// Appends a node whose edges begin at `first` (with the `UNIT` flag for unit edges) on the
-    /// slow path, keeping its value and operation on a traced tape.
-    fn node(&mut self, first: u32, value: T, op: OpCode) -> u32 {
+    /// slow path.
+    fn node(&mut self, first: u32) -> u32 {
         let i = self.start.len();
         if i == self.start.capacity() {
             grow(&mut self.start, 1, "nodes");
         }
         self.start.push(first);
-        if let Some(v) = &mut self.views {
-            v.values.push(value);
-            v.ops.push(op);
-        }
         i as u32
     }
 
     /// An input: a node without edges.
     #[inline(always)]
-    pub fn input(&mut self, value: T) -> u32 {
-        self.weighted::<0>([], [], value, OpCode::Input)
+    pub fn input(&mut self) -> u32 {
+        self.weighted::<0>([], [])
     }
 
     /// A node with `K` weighted edges.
@@ -200,17 +216,11 @@ impl<T: Copy> TapeData<T> {
     /// Measured on Rosenbrock n = 1000 (release, one thread, two builds timed one after the
     /// other): recording took 17.4 µs with pushes and 12.9 µs this way.
     #[inline(always)]
-    pub fn weighted<const K: usize>(
-        &mut self,
-        parents: [u32; K],
-        partials: [T; K],
-        value: T,
-        op: OpCode,
-    ) -> u32 {
+    pub fn weighted<const K: usize>(&mut self, parents: [u32; K], partials: [T; K]) -> u32 {
         const { assert!(K <= FAST_EDGES) };
         let i = self.start.len();
         if i >= self.limit {
-            return self.weighted_slow(parents, partials, value, op);
+            return self.weighted_slow(parents, partials);
         }
         let e = self.parent.len();
         // SAFETY: `i < limit`, so by the invariant of `limit` (kept by `relimit`, and by every
@@ -236,26 +246,21 @@ impl<T: Copy> TapeData<T> {
     }
 
     cold_path! {
-        /// The slow path of [`weighted`](TapeData::weighted): grow, or keep a traced tape's
-        /// views.
-        fn weighted_slow<const K: usize>(
-            &mut self,
-            parents: [u32; K],
-            partials: [T; K],
-            value: T,
-            op: OpCode,
-        ) -> u32 {
-            if self.views.is_none() {
-                self.make_room();
-                return self.weighted(parents, partials, value, op);
+        /// The slow path of [`weighted`](TapeData::weighted): grow (or, in tests, append
+        /// without the fast path).
+        fn weighted_slow<const K: usize>(&mut self, parents: [u32; K], partials: [T; K]) -> u32 {
+            self.make_room();
+            if self.start.len() < self.limit {
+                return self.weighted(parents, partials);
             }
+            // Only with `never_fast` (tests): append by pushes.
             let first = self.parent.len();
             if first + K > self.parent.capacity() {
                 self.grow_weighted(K);
             }
             self.parent.extend_from_slice(&parents);
             self.partial.extend_from_slice(&partials);
-            self.node(first as u32, value, op)
+            self.node(first as u32)
         }
     }
 
@@ -266,8 +271,6 @@ impl<T: Copy> TapeData<T> {
         &mut self,
         k: usize,
         edges: impl Iterator<Item = (u32, T)> + Clone,
-        value: T,
-        op: OpCode,
     ) -> u32 {
         let first = self.parent.len();
         if first + k > self.parent.capacity() {
@@ -275,7 +278,7 @@ impl<T: Copy> TapeData<T> {
         }
         self.parent.extend(edges.clone().map(|e| e.0));
         self.partial.extend(edges.map(|e| e.1));
-        let i = self.node(first as u32, value, op);
+        let i = self.node(first as u32);
         self.relimit();
         i
     }
@@ -283,11 +286,11 @@ impl<T: Copy> TapeData<T> {
     /// A node with `K` unit edges (operand indices, `NEG` set for −1), as
     /// [`weighted`](TapeData::weighted).
     #[inline(always)]
-    pub fn unit<const K: usize>(&mut self, parents: [u32; K], value: T, op: OpCode) -> u32 {
+    pub fn unit<const K: usize>(&mut self, parents: [u32; K]) -> u32 {
         const { assert!(K <= FAST_EDGES) };
         let i = self.start.len();
         if i >= self.limit {
-            return self.unit_slow(parents, value, op);
+            return self.unit_slow(parents);
         }
         let e = self.unit.len();
         // SAFETY: as in `weighted`: `start` has room for one element and `unit` for `K`.
@@ -306,17 +309,18 @@ impl<T: Copy> TapeData<T> {
 
     cold_path! {
         /// The slow path of [`unit`](TapeData::unit).
-        fn unit_slow<const K: usize>(&mut self, parents: [u32; K], value: T, op: OpCode) -> u32 {
-            if self.views.is_none() {
-                self.make_room();
-                return self.unit(parents, value, op);
+        fn unit_slow<const K: usize>(&mut self, parents: [u32; K]) -> u32 {
+            self.make_room();
+            if self.start.len() < self.limit {
+                return self.unit(parents);
             }
+            // Only with `never_fast` (tests): append by pushes.
             let first = self.unit.len();
             if first + K > self.unit.capacity() {
                 grow(&mut self.unit, K, "unit edges");
             }
             self.unit.extend_from_slice(&parents);
-            self.node(first as u32 | UNIT, value, op)
+            self.node(first as u32 | UNIT)
         }
     }
 
@@ -328,7 +332,7 @@ impl<T: Copy> TapeData<T> {
     }
 
     /// A unit node (a sum) over the operands staged from `base` on, which it unstages.
-    pub fn unit_staged(&mut self, base: usize, value: T, op: OpCode) -> u32 {
+    pub fn unit_staged(&mut self, base: usize) -> u32 {
         let first = self.unit.len();
         let k = self.staged.len() - base;
         if first + k > self.unit.capacity() {
@@ -336,7 +340,7 @@ impl<T: Copy> TapeData<T> {
         }
         self.unit.extend_from_slice(&self.staged[base..]);
         self.staged.truncate(base);
-        let i = self.node(first as u32 | UNIT, value, op);
+        let i = self.node(first as u32 | UNIT);
         self.relimit();
         i
     }
@@ -351,13 +355,11 @@ impl<T: Copy> TapeData<T> {
 
     /// Bytes of what is recorded (lengths, not capacities).
     pub fn bytes(&self) -> usize {
-        let views = self.views.as_ref().map_or(0, |v| {
-            v.values.len() * size_of::<T>() + v.ops.len() * size_of::<OpCode>()
-        });
+        let program = self.program.as_ref().map_or(0, |p| p.bytes());
         self.start.len() * 4
             + self.parent.len() * (4 + size_of::<T>())
             + self.unit.len() * 4
-            + views
+            + program
     }
 
     /// Frees the capacity beyond the lengths.
@@ -367,19 +369,17 @@ impl<T: Copy> TapeData<T> {
         self.partial.shrink_to_fit();
         self.unit.shrink_to_fit();
         self.staged.shrink_to_fit();
-        self.views = None;
+        self.program = None;
         self.relimit();
     }
 
     /// Bytes held by the buffers (capacities), for the memory cap.
     pub fn capacity_bytes(&self) -> usize {
-        let views = self.views.as_ref().map_or(0, |v| {
-            v.values.capacity() * size_of::<T>() + v.ops.capacity() * size_of::<OpCode>()
-        });
+        let program = self.program.as_ref().map_or(0, |p| p.capacity_bytes());
         (self.start.capacity() + self.parent.capacity() + self.unit.capacity()) * 4
             + self.staged.capacity() * 4
             + self.partial.capacity() * size_of::<T>()
-            + views
+            + program
     }
 }
 
@@ -403,57 +403,55 @@ fn grow<X>(v: &mut Vec<X>, k: usize, what: &str) {
     v.reserve_exact(want - len);
 }
 
-/// An input node, appended by [`live::record`](super::live::record).
-pub(crate) struct Input<T>(pub T);
-
-impl<T: Copy> Append<T> for Input<T> {
-    type Out = u32;
-    #[inline(always)]
-    fn append(self, d: &mut TapeData<T>) -> u32 {
-        d.input(self.0)
-    }
-}
-
-/// A node with `K` weighted edges: operands, partials, value, operation.
-pub(crate) struct Weighted<T, const K: usize>(pub [u32; K], pub [T; K], pub T, pub OpCode);
+/// A node with `K` weighted edges: operands and partials.
+pub(crate) struct Weighted<T, const K: usize>(pub [u32; K], pub [T; K]);
 
 impl<T: Copy, const K: usize> Append<T> for Weighted<T, K> {
     type Out = u32;
     #[inline(always)]
     fn append(self, d: &mut TapeData<T>) -> u32 {
-        d.weighted(self.0, self.1, self.2, self.3)
+        d.weighted(self.0, self.1)
     }
 }
 
 /// A node with two weighted edges, of which an exactly zero one is left out (unless the tape is
 /// traced, whose views show every operand): for `max` and `min`, whose loser's partial is 0.
-pub(crate) struct Selecting<T>(pub [u32; 2], pub [T; 2], pub T, pub OpCode);
+/// Returns the node and which edges it kept.
+pub(crate) struct Selecting<T>(pub [u32; 2], pub [T; 2]);
+
+/// The edges a [`Selecting`] node kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kept {
+    Both,
+    First,
+    Second,
+}
 
 impl<T: shared_ops::Op> Append<T> for Selecting<T> {
-    type Out = u32;
+    type Out = (u32, Kept);
     #[inline(always)]
-    fn append(self, d: &mut TapeData<T>) -> u32 {
-        let Selecting([a, b], [da, db], value, op) = self;
-        if d.views.is_none() {
+    fn append(self, d: &mut TapeData<T>) -> (u32, Kept) {
+        let Selecting([a, b], [da, db]) = self;
+        if !d.traced {
             if da.is_zero() {
-                return d.weighted([b], [db], value, op);
+                return (d.weighted([b], [db]), Kept::Second);
             }
             if db.is_zero() {
-                return d.weighted([a], [da], value, op);
+                return (d.weighted([a], [da]), Kept::First);
             }
         }
-        d.weighted([a, b], [da, db], value, op)
+        (d.weighted([a, b], [da, db]), Kept::Both)
     }
 }
 
-/// A node with `K` unit edges: operands (with `NEG` for −1), value, operation.
-pub(crate) struct Unit<T, const K: usize>(pub [u32; K], pub T, pub OpCode);
+/// A node with `K` unit edges: operands (with `NEG` for −1).
+pub(crate) struct Unit<const K: usize>(pub [u32; K]);
 
-impl<T: Copy, const K: usize> Append<T> for Unit<T, K> {
+impl<T: Copy, const K: usize> Append<T> for Unit<K> {
     type Out = u32;
     #[inline(always)]
     fn append(self, d: &mut TapeData<T>) -> u32 {
-        d.unit(self.0, self.1, self.2)
+        d.unit(self.0)
     }
 }
 

@@ -98,7 +98,8 @@ use crate::Op;
 
 /// A one-argument rule: value and derivative at `x`, and optionally its Taylor recurrence.
 ///
-/// `Copy` so that rules with parameters (such as [`Powi`]) travel by value.
+/// `Copy` so that rules with parameters (such as [`Powi`]) travel by value; `Send + Sync +
+/// 'static` (plain data) so that a replayable tape can keep the rule and evaluate it again.
 ///
 /// ```
 /// use shared_ops::{rules::Tanh, Unary};
@@ -132,7 +133,7 @@ use crate::Op;
 /// }
 /// assert!(Softplus.taylor(&[0.0_f64, 1.0]).is_none());
 /// ```
-pub trait Unary: Copy {
+pub trait Unary: Copy + Send + Sync + 'static {
     /// Name shown in traces and graph exports.
     const NAME: &'static str;
     /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].
@@ -160,7 +161,7 @@ pub trait Unary: Copy {
 /// use shared_ops::{rules::Mul, Binary};
 /// assert_eq!(Mul.eval(2.0_f64, 3.0), (6.0, 3.0, 2.0));
 /// ```
-pub trait Binary: Copy {
+pub trait Binary: Copy + Send + Sync + 'static {
     /// Name shown in traces and graph exports.
     const NAME: &'static str;
     /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].

@@ -1,0 +1,310 @@
+//! Re-evaluation of recordings at new points: bit for bit what a fresh recording gives, on
+//! generated programs with branches; guards that fail where a branch flips; the errors.
+
+mod common;
+
+use common::{Program, program};
+use forward::Dual;
+use jacobian::{Function, Op};
+use proptest::prelude::*;
+use reverse::{Float, ReplayError, Tape, Var};
+use shared_ops::rules::Powi;
+
+/// A program with decisions: the generated straight-line `base`, then steps that branch on
+/// comparisons of its values, and the rules with pieces (`max`, `floor`, `%`, …), a dot
+/// product and a sum with constants among the terms.
+#[derive(Clone, Debug)]
+struct Branchy {
+    base: Program,
+    steps: Vec<(u8, usize, usize)>,
+}
+
+impl Function for Branchy {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let mut v = self.base.eval(x);
+        v.extend_from_slice(x);
+        for &(op, a, b) in &self.steps {
+            let (p, q) = (v[a % v.len()], v[b % v.len()]);
+            let y = match op % 10 {
+                0 => {
+                    if p < q {
+                        p * q
+                    } else {
+                        p.sin() - q
+                    }
+                }
+                1 => {
+                    if p > T::constant(0.25) {
+                        p.exp().min(T::constant(5.0))
+                    } else {
+                        q.cos()
+                    }
+                }
+                2 => p.max(q) + p.min(q) * T::constant(0.5),
+                3 => p.floor() + q.round() * p + q.signum() * q + p.trunc() + q.ceil(),
+                4 => (p * T::constant(3.0)) % (T::constant(0.75) + q * q) + p.fract() * q,
+                5 => p.abs() * q + p.hypot(q) + (p - q).apply1(shared_ops::rules::Relu),
+                6 => T::dot(&[p, q, T::constant(2.0)], &[q, T::constant(-1.0), p]),
+                7 => [T::constant(1.5), p, T::constant(-0.5), q, p * q]
+                    .into_iter()
+                    .sum(),
+                8 => p.powi(3) - q.mul_add(p, T::constant(0.5)),
+                _ => {
+                    if p == q {
+                        p
+                    } else {
+                        (p - q) / (T::one() + (p - q).abs())
+                    }
+                }
+            };
+            v.push(y);
+        }
+        vec![v[v.len() - 1], v[v.len() / 2]]
+    }
+}
+
+/// Branchy programs with a recording point and a new point.
+fn branchy() -> impl Strategy<Value = (Branchy, Vec<f64>, Vec<f64>)> {
+    (
+        program(),
+        prop::collection::vec((any::<u8>(), any::<usize>(), any::<usize>()), 0..8),
+        prop::collection::vec(common::input(), 4),
+        0..3usize,
+    )
+        .prop_map(|((base, x0), steps, far, near)| {
+            // The new point: often close (branches tend to agree), sometimes far (they flip).
+            let x1 = x0
+                .iter()
+                .zip(&far)
+                .map(|(a, b)| match near {
+                    0 => *b,
+                    _ => a + 1e-3 * b,
+                })
+                .collect();
+            (Branchy { base, steps }, x0, x1)
+        })
+}
+
+/// Values and gradients of every output, recorded afresh at `x`.
+fn fresh(f: &impl Function, x: &[f64]) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let tape = Tape::new();
+    let xs = tape.vars(x);
+    let ys = f.eval(&xs);
+    let values = ys.iter().map(|y| y.value()).collect();
+    let grads = ys.iter().map(|&y| tape.gradient(y).wrt_all(&xs)).collect();
+    (values, grads)
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn same(a: &(Vec<f64>, Vec<Vec<f64>>), b: &(Vec<f64>, Vec<Vec<f64>>)) -> bool {
+    bits(&a.0) == bits(&b.0) && a.1.iter().zip(&b.1).all(|(p, q)| bits(p) == bits(q))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Re-evaluated at a new point, a recording gives bit for bit the values and gradients of a
+    /// fresh recording there, or refuses with a guard and stays at the point it was at.
+    #[test]
+    fn replay_equals_fresh_recording((f, x0, x1) in branchy()) {
+        let x0 = &x0[..f.base.n];
+        let x1 = &x1[..f.base.n];
+        let tape = Tape::replayable();
+        let xs = tape.vars(x0);
+        let ys = f.eval(&xs);
+        let mut rec = tape.finish();
+        let read = |rec: &reverse::Recording| {
+            let values = ys.iter().map(|&y| rec.value(y)).collect();
+            let grads = ys.iter().map(|&y| rec.gradient(y).wrt_all(&xs)).collect();
+            (values, grads)
+        };
+        match rec.reevaluate(x1) {
+            Ok(()) => prop_assert!(same(&read(&rec), &fresh(&f, x1)), "replayed at {x1:?}"),
+            Err(ReplayError::Guard(g)) => {
+                prop_assert!(same(&read(&rec), &fresh(&f, x0)), "left at x0 after {g}");
+            }
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+        // Back at the recording point every guard holds again.
+        prop_assert!(rec.reevaluate(x0).is_ok());
+        prop_assert!(same(&read(&rec), &fresh(&f, x0)));
+    }
+}
+
+/// Replays at many points near the recording: nearly all succeed and match.
+#[test]
+fn replays_many_points_of_one_recording() {
+    let f = |x: &[Var]| (x[0] * x[1]).sin() + x[1].exp() / (x[0] * x[0] + 1.0);
+    let tape = Tape::replayable();
+    let xs = tape.vars(&[0.3, -0.7]);
+    let y = f(&xs);
+    let mut rec = tape.finish();
+    for k in 0..50 {
+        let x = [0.1 * k as f64 - 2.0, (k as f64).sin()];
+        rec.reevaluate(&x).unwrap();
+        let t = Tape::new();
+        let v = t.vars(&x);
+        let z = f(&v);
+        assert_eq!(rec.value(y).to_bits(), z.value().to_bits());
+        let (g1, g2) = (rec.gradient(y).wrt_all(&xs), t.gradient(z).wrt_all(&v));
+        assert_eq!(bits(&g1), bits(&g2));
+    }
+}
+
+/// A branch that flips: the error names the guard, the node and both outcomes, and the
+/// recording is left where it was.
+#[test]
+fn a_flipped_branch_is_an_error_naming_the_comparison() {
+    fn f<T: Op>(x: &[T]) -> T {
+        if x[0] < x[1] {
+            x[0] * x[1]
+        } else {
+            x[0] - x[1]
+        }
+    }
+    let tape = Tape::replayable();
+    let xs = tape.vars(&[1.0, 2.0]);
+    let y = f(&xs);
+    let mut rec = tape.finish();
+    rec.reevaluate(&[1.5, 2.5]).unwrap();
+    assert_eq!(rec.gradient(y).wrt_all(&xs), vec![2.5, 1.5]);
+    let err = rec.reevaluate(&[3.0, 2.0]).unwrap_err();
+    let ReplayError::Guard(g) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!((g.guard, g.node), (0, 0));
+    assert_eq!(
+        err.to_string(),
+        "re-evaluation at a new point: guard 0 failed: the comparison of node 0 (x₀ = 3) with \
+         node 1 (x₁ = 2) was < when recorded and is > now; record afresh"
+    );
+    // Still at (1.5, 2.5).
+    assert_eq!(rec.value(y), 3.75);
+    assert_eq!(rec.gradient(y).wrt_all(&xs), vec![2.5, 1.5]);
+}
+
+/// `max` keeps only the winner's edge: when the winner changes, a guard says so.
+#[test]
+fn a_new_winner_of_max_is_an_error() {
+    let tape = Tape::replayable();
+    let xs = tape.vars(&[1.0, 2.0]);
+    let y = xs[0].max(xs[1]) * xs[0];
+    let mut rec = tape.finish();
+    rec.reevaluate(&[1.0, 3.0]).unwrap();
+    assert_eq!(rec.gradient(y).wrt_all(&xs), vec![3.0, 1.0]);
+    let err = rec.reevaluate(&[4.0, 3.0]).unwrap_err().to_string();
+    assert!(
+        err.contains("the piece of max at node 2 was first < second"),
+        "{err}"
+    );
+    assert!(err.contains("is first > second now"), "{err}");
+}
+
+/// `floor` is guarded by its value: the integer may steer the caller's code.
+#[test]
+fn a_new_integer_part_is_an_error() {
+    let tape = Tape::replayable();
+    let x = tape.var(1.25);
+    let y = x.floor() + x * x;
+    let mut rec = tape.finish();
+    rec.reevaluate(&[1.75]).unwrap();
+    assert_eq!(
+        (rec.value(y), rec.gradient(y).wrt(x)),
+        (1.0 + 1.75 * 1.75, 3.5)
+    );
+    let err = rec.reevaluate(&[2.5]).unwrap_err().to_string();
+    assert!(
+        err.contains("the piece of floor at node 1 was value 1"),
+        "{err}"
+    );
+    assert!(err.contains("is value 2 now"), "{err}");
+}
+
+/// A user's rule (with a parameter) is evaluated again by its own `eval`.
+#[test]
+fn user_rules_with_parameters_are_replayed() {
+    #[derive(Clone, Copy)]
+    struct Scaled(f64);
+    impl shared_ops::Unary for Scaled {
+        const NAME: &'static str = "scaled_tanh";
+        fn eval<T: Op>(self, x: T) -> (T, T) {
+            let y = (x * T::constant(self.0)).tanh();
+            (y, T::constant(self.0) * (T::one() - y * y))
+        }
+    }
+    let f = |x: &[Var]| x[0].apply1(Scaled(3.0)) * x[0].powi(4);
+    let tape = Tape::replayable();
+    let xs = tape.vars(&[0.2]);
+    let y = f(&xs);
+    let mut rec = tape.finish();
+    rec.reevaluate(&[-0.4]).unwrap();
+    let t = Tape::new();
+    let v = t.vars(&[-0.4]);
+    let z = f(&v);
+    assert_eq!(rec.value(y), z.value());
+    assert_eq!(rec.gradient(y).wrt(xs[0]), t.gradient(z).wrt(v[0]));
+    let _ = Powi(4);
+}
+
+/// Forward over reverse: a replayable tape of duals re-evaluated at a new dual point.
+#[test]
+fn a_tape_of_duals_is_replayed() {
+    fn f<T: Op>(x: &[T]) -> T {
+        (x[0] * x[1]).sin() * x[0]
+    }
+    let at = |a: f64, b: f64| [Dual::new(a, 1.0), Dual::new(b, 0.0)];
+    let tape = Tape::<Dual<f64>>::replayable();
+    let xs = tape.vars(&at(0.5, 1.5));
+    let y = f(&xs);
+    let mut rec = tape.finish();
+    rec.reevaluate(&at(-1.0, 0.25)).unwrap();
+    let t = Tape::<Dual<f64>>::new();
+    let v = t.vars(&at(-1.0, 0.25));
+    let z = f(&v);
+    assert_eq!(rec.gradient(y).wrt_all(&xs), t.gradient(z).wrt_all(&v));
+}
+
+#[test]
+fn errors_name_the_problem() {
+    let tape = Tape::new();
+    let x = tape.var(1.0);
+    let _ = x * x;
+    let mut rec = tape.finish();
+    assert_eq!(rec.reevaluate(&[2.0]), Err(ReplayError::NotReplayable));
+    assert!(!rec.is_replayable());
+
+    let tape = Tape::replayable();
+    let x = tape.vars(&[1.0, 2.0]);
+    let y = Var::from_partials(3.0, &[(x[0], 1.0), (x[1], 1.0)]) * x[0];
+    let mut rec = tape.finish();
+    let err = rec.reevaluate(&[1.0, 1.0]).unwrap_err();
+    assert_eq!(err, ReplayError::Opaque { node: 2 });
+    assert!(err.to_string().contains("Var::from_partials"));
+    assert_eq!(
+        rec.reevaluate(&[1.0, 2.0, 3.0]),
+        Err(ReplayError::InputLength {
+            expected: 2,
+            found: 3
+        })
+    );
+    assert_eq!(rec.value(y), 3.0);
+}
+
+/// A live tape can be re-evaluated too, and record on afterwards.
+#[test]
+fn a_live_tape_is_replayed_and_records_on() {
+    let mut tape = Tape::replayable();
+    let x = tape.var(2.0);
+    let y = x * x + 1.0;
+    tape.reevaluate(&[3.0]).unwrap();
+    assert_eq!((tape.value(y), tape.gradient(y).wrt(x)), (10.0, 6.0));
+    // New nodes take the current values of their operands from the Vars, which still carry
+    // the recorded ones: the program keeps each node's own value.
+    let z = y * 2.0;
+    assert_eq!(tape.value(z), 10.0);
+    tape.reevaluate(&[4.0]).unwrap();
+    assert_eq!((tape.value(z), tape.gradient(z).wrt(x)), (34.0, 16.0));
+}

@@ -1,0 +1,312 @@
+//! Re-evaluation: one pass over the program in recording order, recomputing every value and
+//! writing every partial into the edge the recording gave it, so that the sweeps that follow
+//! are the ones a fresh recording would make.
+
+use super::guard::{self, GuardFailure};
+use super::program::{CONST, Form, Program, RuleFn};
+use crate::tape::storage::{TapeData, UNIT};
+use shared_ops::rules::*;
+use shared_ops::{Binary, Op, OpCode, Unary};
+
+/// Why a recording cannot be evaluated again at a new point.
+///
+/// ```
+/// let tape = reverse::Tape::replayable();
+/// let x = tape.vars(&[1.0, 2.0]);
+/// let _ = x[0] * x[1];
+/// let mut rec = tape.finish();
+/// let err = rec.reevaluate(&[1.0]).unwrap_err();
+/// assert_eq!(err, reverse::ReplayError::InputLength { expected: 2, found: 1 });
+/// assert!(err.to_string().contains("2 inputs"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReplayError {
+    /// The recording kept no program: it was made by [`Tape::new`](crate::Tape::new), not
+    /// [`Tape::replayable`](crate::Tape::replayable) or [`Tape::traced`](crate::Tape::traced).
+    NotReplayable,
+    /// The new point has another number of inputs than the recording.
+    InputLength {
+        /// Inputs recorded.
+        expected: usize,
+        /// Values given.
+        found: usize,
+    },
+    /// A node of [`Var::from_partials`](crate::Var::from_partials): its partials were given,
+    /// not computed by a rule, so they cannot be computed again.
+    Opaque {
+        /// The node.
+        node: u32,
+    },
+    /// A decision the recording depended on goes the other way at the new point: the function
+    /// would run other operations there. The recording is left at its previous point.
+    Guard(GuardFailure),
+}
+
+impl core::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "re-evaluation at a new point: ")?;
+        match self {
+            ReplayError::NotReplayable => write!(
+                f,
+                "the recording keeps no program; record on Tape::replayable() (or \
+                 Tape::traced()) instead of Tape::new()"
+            ),
+            ReplayError::InputLength { expected, found } => write!(
+                f,
+                "the recording has {expected} inputs but {found} values were given"
+            ),
+            ReplayError::Opaque { node } => write!(
+                f,
+                "node {node} was made by Var::from_partials, whose partials cannot be computed \
+                 again; record afresh"
+            ),
+            ReplayError::Guard(g) => write!(f, "{g}; record afresh"),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// One node, ready to evaluate: operands are indices into the program's `values`, where the
+/// constants follow the nodes.
+#[derive(Clone, Copy, Debug)]
+struct Code {
+    op: OpCode,
+    form: Form,
+    a: u32,
+    b: u32,
+}
+
+/// The program prepared for re-evaluation.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Compiled<T> {
+    code: Vec<Code>,
+    args: Vec<u32>,
+    /// The node of each input.
+    inputs: Vec<u32>,
+    /// The point being left, to go back to after a failed guard.
+    previous: Vec<T>,
+}
+
+/// An operand as an index into `values` with the constants after the `n` nodes.
+fn slot(r: u32, n: usize) -> u32 {
+    if r & CONST != 0 {
+        (r & !CONST) + n as u32
+    } else {
+        r
+    }
+}
+
+impl<T: Op> Program<T> {
+    /// Prepares the re-evaluation (once per recording): the operands become single indices and
+    /// the constants move behind the nodes' values.
+    fn compile(&mut self) -> Result<(), ReplayError> {
+        if self.compiled.is_some() {
+            return Ok(());
+        }
+        let n = self.len();
+        if let Some(i) = self.forms.iter().position(|&f| f == Form::Opaque) {
+            return Err(ReplayError::Opaque { node: i as u32 });
+        }
+        let code = (0..n)
+            .map(|i| {
+                let (op, form, [a, b]) = (self.ops[i], self.forms[i], self.operands[i]);
+                let (a, b) = match form {
+                    Form::Input | Form::Many => (a, b),
+                    _ if op == OpCode::Powi => (slot(a, n), b),
+                    _ => (slot(a, n), slot(b, n)),
+                };
+                Code { op, form, a, b }
+            })
+            .collect();
+        let args = self.args.iter().map(|&r| slot(r, n)).collect();
+        let inputs = (0..n as u32)
+            .filter(|&i| self.forms[i as usize] == Form::Input)
+            .collect();
+        self.values.extend_from_slice(&self.consts);
+        self.compiled = Some(Compiled {
+            code,
+            args,
+            inputs,
+            previous: Vec::new(),
+        });
+        Ok(())
+    }
+}
+
+/// Re-evaluates the recording `d` at `x`: values and partials, then the guards. On a failed
+/// guard, evaluates again at the previous point, so the recording stays consistent.
+pub(crate) fn reevaluate<T: Op>(d: &mut TapeData<T>, x: &[T]) -> Result<(), ReplayError> {
+    let Some(mut p) = d.program.take() else {
+        return Err(ReplayError::NotReplayable);
+    };
+    let out = reevaluate_program(d, &mut p, x);
+    d.program = Some(p);
+    out
+}
+
+fn reevaluate_program<T: Op>(
+    d: &mut TapeData<T>,
+    p: &mut Program<T>,
+    x: &[T],
+) -> Result<(), ReplayError> {
+    let expected = p.inputs as usize;
+    if x.len() != expected {
+        return Err(ReplayError::InputLength {
+            expected,
+            found: x.len(),
+        });
+    }
+    p.compile()?;
+    let Some(mut c) = p.compiled.take() else {
+        unreachable!("compiled above")
+    };
+    let mut previous = core::mem::take(&mut c.previous);
+    previous.clear();
+    previous.extend(c.inputs.iter().map(|&i| p.values[i as usize]));
+    run(d, p, &c, x);
+    let failed = p
+        .guards
+        .iter()
+        .enumerate()
+        .find_map(|(k, g)| {
+            let now = g.outcome(p);
+            (now != g.outcome).then_some((k, now))
+        })
+        .map(|(k, now)| guard::failure(p, k, now));
+    if failed.is_some() {
+        run(d, p, &c, &previous);
+    }
+    c.previous = previous;
+    p.compiled = Some(c);
+    failed.map_or(Ok(()), |f| Err(ReplayError::Guard(f)))
+}
+
+/// The pass itself: every node in recording order.
+fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T]) {
+    let n = c.code.len();
+    let (starts, partial) = d.starts_and_partials_mut();
+    let values = &mut p.values[..];
+    let mut rules = p.rules.iter();
+    for (i, k) in c.code.iter().enumerate() {
+        let e = (starts[i] & !UNIT) as usize;
+        let v = match k.op {
+            OpCode::Input => x[k.a as usize],
+            OpCode::Sum => {
+                let args = &c.args[k.a as usize..(k.a + k.b) as usize];
+                let mut s = values[args[0] as usize];
+                for &r in &args[1..] {
+                    s += values[r as usize];
+                }
+                s
+            }
+            OpCode::Dot => {
+                let args = &c.args[k.a as usize..(k.a + k.b) as usize];
+                let mut s = T::zero();
+                let mut e = e;
+                for (j, pair) in args.chunks_exact(2).enumerate() {
+                    let (u, w) = (values[pair[0] as usize], values[pair[1] as usize]);
+                    if j == 0 {
+                        s = u * w;
+                    } else {
+                        s += u * w;
+                    }
+                    for (r, partial_value) in [(pair[0], w), (pair[1], u)] {
+                        if (r as usize) < n {
+                            partial[e] = partial_value;
+                            e += 1;
+                        }
+                    }
+                }
+                s
+            }
+            OpCode::MulAdd => {
+                let args = &c.args[k.a as usize..(k.a + k.b) as usize];
+                let [a, b, cc] = [args[0], args[1], args[2]];
+                let (v, ds) = mul_add(values[a as usize], values[b as usize], values[cc as usize]);
+                let mut e = e;
+                for (r, dr) in [a, b, cc].into_iter().zip(ds) {
+                    if (r as usize) < n {
+                        partial[e] = dr;
+                        e += 1;
+                    }
+                }
+                v
+            }
+            OpCode::Custom => {
+                let rule = rules.next().map(|r| &r.eval);
+                match rule {
+                    Some(RuleFn::Unary(f)) => {
+                        let (v, dv) = f(values[k.a as usize]);
+                        write(partial, e, k.form, dv, dv);
+                        v
+                    }
+                    Some(RuleFn::Binary(f)) => {
+                        let (v, da, db) = f(values[k.a as usize], values[k.b as usize]);
+                        write(partial, e, k.form, da, db);
+                        v
+                    }
+                    None => unreachable!("a custom node without its rule"),
+                }
+            }
+            op if is_unary(op) => {
+                let (v, dv) = unary(op, k.b, values[k.a as usize]);
+                write(partial, e, k.form, dv, dv);
+                v
+            }
+            op => {
+                let (v, da, db) = binary(op, values[k.a as usize], values[k.b as usize]);
+                write(partial, e, k.form, da, db);
+                v
+            }
+        };
+        values[i] = v;
+    }
+}
+
+/// Writes a node's partials where its form says.
+#[inline(always)]
+fn write<T: Op>(partial: &mut [T], e: usize, form: Form, da: T, db: T) {
+    match form {
+        Form::First => partial[e] = da,
+        Form::Second => partial[e] = db,
+        Form::Same => partial[e] = da + db,
+        Form::Both => {
+            partial[e] = da;
+            partial[e + 1] = db;
+        }
+        _ => {}
+    }
+}
+
+/// Every built-in rule, by its code: the dispatch of re-evaluation.
+macro_rules! dispatch {
+    (unary: $($u:ident)*; binary: $($b:ident)*) => {
+        fn is_unary(op: OpCode) -> bool {
+            matches!(op, $(OpCode::$u)|* | OpCode::Powi)
+        }
+
+        #[inline(always)]
+        fn unary<T: Op>(op: OpCode, param: u32, x: T) -> (T, T) {
+            match op {
+                $(OpCode::$u => $u.eval(x),)*
+                OpCode::Powi => Powi(param as i32).eval(x),
+                _ => unreachable!("{} is not a one-argument rule", op.name()),
+            }
+        }
+
+        #[inline(always)]
+        fn binary<T: Op>(op: OpCode, a: T, b: T) -> (T, T, T) {
+            match op {
+                $(OpCode::$b => $b.eval(a, b),)*
+                _ => unreachable!("{} is not a two-argument rule", op.name()),
+            }
+        }
+    };
+}
+
+dispatch! {
+    unary: Neg Recip Sqrt Cbrt Exp Exp2 ExpM1 Ln Log2 Log10 Ln1p Sin Cos Tan Asin Acos Atan
+        Sinh Cosh Tanh Asinh Acosh Atanh Abs Floor Ceil Round Trunc Signum Fract Sigmoid Relu;
+    binary: Add Sub Mul Div Rem Powf Log Atan2 Hypot Max Min
+}

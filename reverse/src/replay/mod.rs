@@ -1,0 +1,121 @@
+//! Re-evaluation: a finished recording evaluated again at a new point, without calling the
+//! user's function, and guarded by every branch decision the recording depended on.
+//!
+//! A tape made by [`Tape::replayable`] keeps, beside what sweeps need, its *program*: each
+//! node's operation, its operands (nodes or constants) and its value, the user rules it applied,
+//! and every decision that shaped it (see [guards](#guards)). [`Recording::reevaluate`] (or
+//! [`Tape::reevaluate`]) then runs that program at a new `x`: values and partials are computed
+//! again by the same rules and written into the same edges, so every sweep that follows gives,
+//! bit for bit, what a fresh recording at `x` would give.
+//!
+//! ```
+//! use reverse::{Float, Tape};
+//!
+//! let tape = Tape::replayable();
+//! let x = tape.vars(&[1.0, 2.0]);
+//! let y = x[0].sin() * x[1];
+//! let mut rec = tape.finish();
+//!
+//! rec.reevaluate(&[0.5, 3.0])?;
+//! assert_eq!(rec.value(y), 0.5_f64.sin() * 3.0);
+//! assert_eq!(rec.gradient(y).wrt_all(&x), vec![0.5_f64.cos() * 3.0, 0.5_f64.sin()]);
+//! # Ok::<(), reverse::ReplayError>(())
+//! ```
+//!
+//! # Guards
+//!
+//! A recording is the trace of *one* path through the user's code. At another point the code may
+//! take another path, and replaying the old one would give a silently wrong derivative (the
+//! known flaw of compiled tapes elsewhere). So the tape records every decision it can see:
+//!
+//! * comparisons of `Var`s, with each other or with constants (`<`, `==`, `partial_cmp`, …);
+//! * the piece a piecewise rule took: the winner of `max`/`min`, the side of the kink of `abs`,
+//!   `relu` and `hypot`, and the integer produced by `floor`, `ceil`, `round`, `trunc`,
+//!   `signum`, `fract` and `%`.
+//!
+//! Re-evaluation checks each at the new values; if one differs it returns
+//! [`ReplayError::Guard`] naming the node and the comparison, and leaves the recording at its
+//! previous point. Record afresh there (the drivers of the `jacobian` crate do, and say so).
+//!
+//! What the tape cannot see: a branch on a number read out of a `Var` ([`Var::value`],
+//! `to_f64`, the `is_*` tests of `Float`) or on anything outside the function's inputs. Compare
+//! `Var`s instead, or record afresh.
+
+mod eval;
+pub(crate) mod guard;
+pub(crate) mod program;
+
+pub use eval::ReplayError;
+pub use guard::GuardFailure;
+pub(crate) use program::Program;
+
+use crate::tape::{Recording, Tape};
+use crate::var::Var;
+use shared_ops::Op;
+
+/// The re-evaluation methods, identical for a live tape and a finished recording.
+macro_rules! replay_methods {
+    ($ty:ident, $make:literal) => {
+        impl<T: Op> $ty<T> {
+            /// Evaluates the recorded program again at `x` (one value per input, in the order
+            /// the inputs were made): every value and partial is recomputed, and the sweeps
+            /// that follow give the derivatives at `x`. The `Var`s keep their indices; read the
+            /// new values with [`value`](Self::value).
+            ///
+            /// # Errors
+            ///
+            /// [`ReplayError`]: no program kept, a wrong number of values, a node of
+            /// [`Var::from_partials`], or a guard that fails at `x`; then nothing changed.
+            ///
+            /// ```
+            #[doc = $make]
+            /// t.reevaluate(&[3.0])?;
+            /// assert_eq!((t.value(y), t.gradient(y).wrt(x)), (9.0, 6.0));
+            /// # Ok::<(), reverse::ReplayError>(())
+            /// ```
+            pub fn reevaluate(&mut self, x: &[T]) -> Result<(), ReplayError> {
+                self.with_data_mut(|d| eval::reevaluate(d, x))
+            }
+
+            /// The value of `v` at the last evaluation (recording or
+            /// [`reevaluate`](Self::reevaluate)); a constant's own value. A tape that keeps no
+            /// program knows only the recorded value, which `v` carries.
+            ///
+            /// ```
+            #[doc = $make]
+            /// assert_eq!(t.value(y), 4.0);
+            /// ```
+            pub fn value(&self, v: Var<T>) -> T {
+                if v.is_constant() {
+                    return v.value();
+                }
+                self.check_own(v);
+                self.with_data(|d| {
+                    d.program
+                        .as_ref()
+                        .and_then(|p| p.values.get(v.index() as usize).copied())
+                        .unwrap_or(v.value())
+                })
+            }
+
+            /// True if this recording keeps its program (and so can be re-evaluated).
+            ///
+            /// ```
+            #[doc = $make]
+            /// assert!(t.is_replayable());
+            /// ```
+            pub fn is_replayable(&self) -> bool {
+                self.with_data(|d| d.program.is_some())
+            }
+        }
+    };
+}
+
+replay_methods!(
+    Tape,
+    "let mut t = reverse::Tape::replayable();\nlet x = t.var(2.0);\nlet y = x * x;"
+);
+replay_methods!(
+    Recording,
+    "let tape = reverse::Tape::replayable();\nlet x = tape.var(2.0);\nlet y = x * x;\nlet mut t = tape.finish();"
+);

@@ -1,0 +1,221 @@
+//! What a replayable tape keeps to evaluate itself again: per node its operation, how its
+//! operands map onto its edges, the operands themselves (nodes or constants) and its value;
+//! the constants; user rules; and the guards.
+//!
+//! Appended by `Var` arithmetic right after the node it describes (see [`note`]), so the arrays
+//! stay in step with the tape's nodes.
+
+use super::guard::Guard;
+use crate::tape::live::{self, With};
+use crate::tape::storage::TapeData;
+use shared_ops::{Binary, Op, OpCode, Unary};
+
+/// In an operand: the rest is an index into [`Program::consts`], not a node.
+pub(crate) const CONST: u32 = 1 << 31;
+
+/// How a node's operands map onto its edges (what re-evaluation writes where).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Form {
+    /// An input; operand 0 is its position among the inputs.
+    Input,
+    /// No weighted edge (sums, differences, negation: unit edges): the value only.
+    Value,
+    /// One weighted edge: ∂/∂a.
+    First,
+    /// One weighted edge: ∂/∂b.
+    Second,
+    /// One weighted edge: ∂/∂a + ∂/∂b (both operands are the same node, as in `x·x`).
+    Same,
+    /// Two weighted edges: ∂/∂a, ∂/∂b.
+    Both,
+    /// Operands `args[a..a + b]` (sum, dot product, fused multiply-add): an edge per variable.
+    Many,
+    /// A node whose partials the caller gave ([`Var::from_partials`](crate::Var::from_partials)):
+    /// no rule to evaluate again.
+    Opaque,
+}
+
+/// A user's rule, kept to evaluate it again (built-in rules are found by their code).
+pub(crate) enum RuleFn<T> {
+    Unary(Box<dyn Fn(T) -> (T, T) + Send + Sync>),
+    Binary(Box<dyn Fn(T, T) -> (T, T, T) + Send + Sync>),
+}
+
+/// A user-defined rule applied at `node`.
+pub(crate) struct Rule<T> {
+    pub node: u32,
+    pub name: &'static str,
+    pub eval: RuleFn<T>,
+}
+
+/// The program of a recording, node by node (structure of arrays).
+pub(crate) struct Program<T> {
+    /// Per node: its operation.
+    pub ops: Vec<OpCode>,
+    /// Per node: how its operands map onto its edges.
+    pub forms: Vec<Form>,
+    /// Per node: its operands (a node index, or [`CONST`] and a constant's index); for
+    /// [`Form::Many`] the range of `args`, for `powi` the exponent in the second.
+    pub operands: Vec<[u32; 2]>,
+    /// Per node: its value (at the point of the last evaluation). While compiled, the constants
+    /// follow the nodes' values, so that an operand is one index (see `eval`).
+    pub values: Vec<T>,
+    /// Operands of n-ary nodes.
+    pub args: Vec<u32>,
+    /// Constant operands.
+    pub consts: Vec<T>,
+    /// User-defined rules, in node order.
+    pub rules: Vec<Rule<T>>,
+    /// Every decision the recording depended on, in the order taken.
+    pub guards: Vec<Guard>,
+    /// Number of inputs.
+    pub inputs: u32,
+    /// The form prepared for re-evaluation, while no node is added.
+    pub compiled: Option<super::eval::Compiled<T>>,
+}
+
+impl<T> Default for Program<T> {
+    fn default() -> Self {
+        Program {
+            ops: Vec::new(),
+            forms: Vec::new(),
+            operands: Vec::new(),
+            values: Vec::new(),
+            args: Vec::new(),
+            consts: Vec::new(),
+            rules: Vec::new(),
+            guards: Vec::new(),
+            inputs: 0,
+            compiled: None,
+        }
+    }
+}
+
+impl<T> core::fmt::Debug for Program<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Program")
+            .field("nodes", &self.ops.len())
+            .field("constants", &self.consts.len())
+            .field("rules", &self.rules.len())
+            .field("guards", &self.guards.len())
+            .finish()
+    }
+}
+
+impl<T: Copy> Program<T> {
+    /// Forgets everything, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.ops.clear();
+        self.forms.clear();
+        self.operands.clear();
+        self.values.clear();
+        self.args.clear();
+        self.consts.clear();
+        self.rules.clear();
+        self.guards.clear();
+        self.inputs = 0;
+        self.compiled = None;
+    }
+
+    /// Number of nodes described.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Drops the compiled form before the program grows (the constants leave `values`).
+    fn grow(&mut self) {
+        if self.compiled.take().is_some() {
+            self.values.truncate(self.ops.len());
+        }
+    }
+
+    /// Describes the next node.
+    pub fn push(&mut self, op: OpCode, form: Form, operands: [u32; 2], value: T) {
+        self.grow();
+        self.ops.push(op);
+        self.forms.push(form);
+        self.operands.push(operands);
+        self.values.push(value);
+    }
+
+    /// Describes an input (the next one).
+    pub fn input(&mut self, x: T) {
+        self.push(OpCode::Input, Form::Input, [self.inputs, 0], x);
+        self.inputs += 1;
+    }
+}
+
+impl<T: Copy> Program<T> {
+    /// An operand: the node's index, or a constant (kept).
+    pub fn operand(&mut self, var: Option<u32>, value: T) -> u32 {
+        match var {
+            Some(i) => i,
+            None => {
+                self.consts.push(value);
+                CONST | (self.consts.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The value of an operand at the last evaluation.
+    pub fn operand_value(&self, r: u32) -> T {
+        if r & CONST != 0 {
+            self.consts[(r & !CONST) as usize]
+        } else {
+            self.values[r as usize]
+        }
+    }
+
+    /// Bytes of what is kept (lengths).
+    pub fn bytes(&self) -> usize {
+        self.ops.len() * (2 + 8 + size_of::<T>())
+            + self.args.len() * 4
+            + self.consts.len() * size_of::<T>()
+            + self.guards.len() * size_of::<Guard>()
+    }
+
+    /// Bytes held (capacities).
+    pub fn capacity_bytes(&self) -> usize {
+        self.ops.capacity()
+            + self.forms.capacity()
+            + self.operands.capacity() * 8
+            + self.values.capacity() * size_of::<T>()
+            + self.args.capacity() * 4
+            + self.consts.capacity() * size_of::<T>()
+            + self.guards.capacity() * size_of::<Guard>()
+    }
+}
+
+/// Runs `f` on the program of the tape `tape` (which has one: its id carries
+/// [`PROGRAM`](live::PROGRAM)). Out of line: only replayable and traced tapes come here.
+#[cold]
+#[inline(never)]
+pub(crate) fn note<T: Op>(tape: u64, f: impl FnOnce(&mut Program<T>)) {
+    live::record(
+        tape,
+        With(|d: &mut TapeData<T>| {
+            if let Some(p) = &mut d.program {
+                f(p)
+            }
+        }),
+    );
+}
+
+/// Keeps a user's one-argument rule.
+pub(crate) fn unary_rule<T: Op, R: Unary>(node: u32, rule: R) -> Rule<T> {
+    Rule {
+        node,
+        name: R::NAME,
+        eval: RuleFn::Unary(Box::new(move |x| rule.eval(x))),
+    }
+}
+
+/// Keeps a user's two-argument rule.
+pub(crate) fn binary_rule<T: Op, R: Binary>(node: u32, rule: R) -> Rule<T> {
+    Rule {
+        node,
+        name: R::NAME,
+        eval: RuleFn::Binary(Box::new(move |a, b| rule.eval(a, b))),
+    }
+}
