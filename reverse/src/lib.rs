@@ -54,6 +54,10 @@
 //! A thread keeps the buffers of its last recordings for the next ones, up to
 //! [`spare_limit`] bytes ([`DEFAULT_SPARE_LIMIT`] = 128 MiB); [`release_memory`] frees them.
 //!
+//! The tape of a long loop grows with the loop; [`checkpointed_gradient`] differentiates a
+//! [`Recurrence`] keeping a few of its states and one step's tape instead, with the same gradient
+//! bit for bit (the [`checkpoint`] module).
+//!
 //! Array-valued reverse mode in the style of PyTorch (a [`tensor::Tensor`] that records its own
 //! graph, on `ndarray`) is in the [`tensor`] module.
 // `unsafe` is denied but in three audited places, each with its invariant and the measurement
@@ -62,6 +66,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 mod drivers;
 mod sweep;
 mod tape;
@@ -69,6 +74,7 @@ pub mod tensor;
 pub mod trace;
 mod var;
 
+pub use checkpoint::{Recurrence, checkpointed_gradient};
 pub use drivers::{gradient, jacobian, vjp};
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
