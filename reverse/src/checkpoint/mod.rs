@@ -215,15 +215,17 @@ pub fn recorded_gradient<F: Recurrence>(
 ) -> Result<LoopGradient, Error> {
     check_sizes(f, params, state0)?;
     let tape = Tape::new();
-    let p = tape.vars(params);
-    let s = tape.vars(state0);
-    let y = run(f, &p, &s, steps);
+    let inputs = tape.vars(&[params, state0].concat());
+    let (p, s) = inputs.split_at(params.len());
+    let y = run(f, p, s, steps);
     let peak_tape_bytes = tape.stats().bytes;
-    let adj = tape.gradient(y);
+    // The adjoints of every node in the thread's kept buffer: no fresh pages for them.
+    let mut wrt_params = tape.sweep_wrt(&[(y, 1.0)], &inputs);
+    let wrt_state = wrt_params.split_off(params.len());
     Ok(LoopGradient {
         value: y.value(),
-        wrt_state: adj.wrt_all(&s),
-        wrt_params: adj.wrt_all(&p),
+        wrt_state,
+        wrt_params,
         stats: LoopStats {
             steps,
             peak_tape_bytes,
