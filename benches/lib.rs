@@ -11,7 +11,10 @@
 //!   [`dense_input`] and analytic Jacobian [`DenseTanh::jacobian`]. Wide (n ≪ m) favours forward
 //!   mode, tall (n ≫ m) favours reverse mode.
 //! * **GradBench objectives** ([`gradbench`]): least squares, log-sum-exp, determinant by minors,
-//!   Gaussian mixture: the workloads of the cross-tool suite.
+//!   Gaussian mixture, k-means, and the long loop of an ODE solved by Runge–Kutta: the workloads
+//!   of the cross-tool suite.
+//! * **Recurrent layer** ([`Rnn`]): `h ← tanh(W·h + u·xᵢ + b)` over a long sequence, with the ODE
+//!   the workload of checkpointing ([`reverse::checkpoint`]).
 //!
 //! ```
 //! use benches::{Rosenbrock, rosenbrock_gradient, rosenbrock_input};
@@ -27,8 +30,10 @@
 #![warn(missing_docs)]
 
 pub mod gradbench;
+mod rnn;
 mod second_order;
 
+pub use rnn::Rnn;
 pub use second_order::{SinQuad, rosenbrock_hessian};
 
 pub use shared_ops::{Function, Op};

@@ -18,6 +18,7 @@
 //! | [`Det`] | det A by expansion along first rows of minors | the ℓ² entries | `det` |
 //! | [`Gmm`] | log posterior of a Gaussian mixture with a Wishart prior | α, μ, q, l | `gmm` |
 //! | [`Kmeans`] | Σᵢ minⱼ ‖Cⱼ − Pᵢ‖², and a Newton step (gradient / Hessian diagonal) | the k·d centroid coordinates | `kmeans` |
+//! | [`Ode`] | yₙ₋₁(2) of y₀' = x₀, yᵢ' = xᵢyᵢ₋₁ by s RK4 steps (a [`Recurrence`](reverse::Recurrence), not a `Function`) | the n coefficients x | `ode` |
 //!
 //! [`Op`]: crate::Op
 
@@ -29,12 +30,14 @@ mod gmm;
 mod kmeans;
 mod llsq;
 mod lse;
+mod ode;
 
 pub use det::Det;
 pub use gmm::Gmm;
 pub use kmeans::Kmeans;
 pub use llsq::Llsq;
 pub use lse::Lse;
+pub use ode::Ode;
 
 /// How an objective sums and takes dot products.
 pub trait Reduce<T> {

@@ -55,6 +55,10 @@
 //! A thread keeps the buffers of its last recordings for the next ones, up to
 //! [`spare_limit`] bytes ([`DEFAULT_SPARE_LIMIT`] = 128 MiB); [`release_memory`] frees them.
 //!
+//! The tape of a long loop grows with the loop; [`checkpointed_gradient`] differentiates a
+//! [`Recurrence`] keeping a few of its states and one step's tape instead, with the same gradient
+//! bit for bit (the [`checkpoint`] module).
+//!
 //! Array-valued reverse mode in the style of PyTorch (a [`tensor::Tensor`] that records its own
 //! graph, on `ndarray`) is in the [`tensor`] module.
 // `unsafe` is denied but in three audited places, each with its invariant and the measurement
@@ -63,6 +67,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 mod drivers;
 pub mod replay;
 mod sweep;
@@ -71,6 +76,7 @@ pub mod tensor;
 pub mod trace;
 mod var;
 
+pub use checkpoint::{Recurrence, checkpointed_gradient};
 pub use drivers::{gradient, jacobian, vjp};
 pub use replay::{GuardFailure, ReplayError};
 pub use shared_ops::num_traits::Float;

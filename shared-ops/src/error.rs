@@ -42,6 +42,21 @@ pub enum Error {
         /// What was passed.
         found: usize,
     },
+    /// An argument besides the input vector (a loop's initial state or parameters) has the wrong
+    /// length.
+    ArgumentLength {
+        /// Which argument, as the message names it ("the initial state").
+        argument: &'static str,
+        /// The length the function declares.
+        expected: usize,
+        /// What was passed.
+        found: usize,
+    },
+    /// Checkpointing was given no slot: one is needed for the initial state.
+    NoCheckpointSlots {
+        /// The number of steps of the loop.
+        steps: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -79,6 +94,18 @@ impl fmt::Display for Error {
                     "{seed} seed has length {found}, but must have length {expected}"
                 )
             }
+            Error::ArgumentLength {
+                argument,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{argument} has length {found}, but the function declares {expected}"
+            ),
+            Error::NoCheckpointSlots { steps } => write!(
+                f,
+                "checkpointing a loop of {steps} steps needs at least 1 slot (it holds the initial state), but 0 were given"
+            ),
         }
     }
 }
