@@ -9,8 +9,10 @@
 //! `forward_jvp`, `analytic`; with `--features peers` also `num_dual_gradient_static`
 //! (n = 10, 100), `num_dual_gradient_dyn` (n ≤ 1000), `ad_trait_reverse`, `ad_trait_forward`
 //! (one tangent per sweep), `ad_trait_forward_multi8` (eight tangents per sweep, like ours),
-//! `echidna_reverse` (echidna's Adept-style tape) and `echidna_bytecode` (its bytecode tape,
-//! recorded and swept once per gradient).
+//! `echidna_reverse` (echidna's Adept-style tape), `echidna_bytecode` (its bytecode tape,
+//! recorded and swept once per gradient) and `echidna_bytecode_replay` (recorded once,
+//! re-evaluated at a new point per gradient). `replay_gradient` is ours the same way (a
+//! `Tape::replayable` recording re-evaluated and swept), `replay_reevaluate` its first half.
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
 //! is large; the peers run on one thread. `RAYON_NUM_THREADS=1` makes every entry
@@ -64,6 +66,24 @@ fn bench(c: &mut Criterion) {
         });
         drop(tape);
 
+        // A recording re-evaluated at a new point, then swept: the gradient a solver gets from
+        // a tape recorded once (`replay_reevaluate` is the re-evaluation alone).
+        let tape = reverse::Tape::replayable();
+        let xs = tape.vars(&x);
+        let y = rosenbrock(&xs);
+        let mut rec = tape.finish();
+        let x_new = shifted(&x);
+        group.bench_function("replay_gradient", |b| {
+            b.iter(|| {
+                rec.reevaluate(black_box(&x_new)).unwrap();
+                rec.sweep_wrt(&[(y, 1.0)], &xs)
+            })
+        });
+        group.bench_function("replay_reevaluate", |b| {
+            b.iter(|| rec.reevaluate(black_box(&x_new)).unwrap())
+        });
+        drop(rec);
+
         // ⌈n/8⌉ sweeps of 8 tangents: O(n²) work, 1250 sweeps for n = 10 000. The brief was to
         // skip n = 10 000 if one run took over ~1 s; it takes 0.2–0.4 s on the 2-core machine
         // the tables were made on, so it is kept.
@@ -90,6 +110,11 @@ fn bench(c: &mut Criterion) {
 
         group.finish();
     }
+}
+
+/// The new point of the replay entries: every coordinate moved by 0.01.
+fn shifted(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| v + 0.01).collect()
 }
 
 /// num-dual and ad_trait on the same function, each checked against the analytic gradient
@@ -198,6 +223,21 @@ mod peers {
         };
         assert_close(&bytecode(x), want, REL, "echidna_bytecode");
         group.bench_function("echidna_bytecode", |b| b.iter(|| bytecode(black_box(x))));
+
+        // echidna's bytecode tape recorded once and re-evaluated at a new point per gradient.
+        let x_new = shifted(x);
+        let mut want_new = vec![0.0; n];
+        rosenbrock_gradient(&x_new, &mut want_new);
+        let (mut tape, _) = echidna::record(|v: &[BReverse<f64>]| rosenbrock_float(v), x);
+        assert_close(
+            &tape.gradient(&x_new),
+            &want_new,
+            REL,
+            "echidna_bytecode_replay",
+        );
+        group.bench_function("echidna_bytecode_replay", |b| {
+            b.iter(|| tape.gradient(black_box(&x_new)))
+        });
     }
 }
 

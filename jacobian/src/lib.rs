@@ -34,6 +34,7 @@
 
 mod hessian;
 mod plan;
+mod prepared;
 mod report;
 mod sweeps;
 mod transforms;
@@ -43,6 +44,7 @@ pub use hessian::{
     hessian_cost, hessian_with, hvp, hvp_many, second_directional,
 };
 pub use plan::{Estimate, Mode, Plan, cost, estimate};
+pub use prepared::{PreparedGradient, PreparedJacobian, Replay};
 #[allow(unused_imports)]
 pub use report::*;
 pub use shared_ops::{Error, Function, Op};

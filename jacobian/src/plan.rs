@@ -109,6 +109,9 @@ pub struct Plan {
     pub estimate: Estimate,
     /// Why this mode, in words.
     pub reason: String,
+    /// How the recording was obtained: recorded for this call, or a prepared one re-evaluated
+    /// ([`PreparedJacobian`](crate::PreparedJacobian)).
+    pub replay: crate::Replay,
 }
 
 impl Plan {
@@ -144,6 +147,10 @@ impl Plan {
             tape: swept.tape,
             estimate,
             reason,
+            replay: match mode {
+                Mode::Forward => crate::Replay::NotRecorded,
+                _ => crate::Replay::Recorded,
+            },
         }
     }
 }
@@ -162,11 +169,20 @@ impl fmt::Display for Plan {
             self.sweeps, self.lanes, self.m, self.n
         )?;
         if self.mode == Mode::Reverse {
-            write!(f, ", {} nodes recorded", self.tape.nodes)?;
+            match &self.replay {
+                crate::Replay::Reevaluated => {
+                    write!(f, ", {} nodes re-evaluated", self.tape.nodes)?
+                }
+                _ => write!(f, ", {} nodes recorded", self.tape.nodes)?,
+            }
         }
         if self.threaded {
             write!(f, ", on {} threads", rayon::current_num_threads())?;
         }
-        write!(f, " ({})", self.reason)
+        write!(f, " ({})", self.reason)?;
+        if let crate::Replay::Rerecorded(why) = &self.replay {
+            write!(f, "; recorded afresh: {why}")?;
+        }
+        Ok(())
     }
 }

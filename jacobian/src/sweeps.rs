@@ -169,13 +169,34 @@ fn forward_chunked<const N: usize, F: Function + Sync>(
     })
 }
 
-/// Records `f` once; returns the tape, the inputs and the outputs.
-fn record<F: Function>(
+/// A finished recording of `f` with its inputs and outputs.
+pub(crate) struct Recorded {
+    pub rec: Recording,
+    pub xs: Vec<Var>,
+    pub ys: Vec<Var>,
+}
+
+/// Records `f` on a replayable tape (for the prepared drivers).
+pub(crate) fn record_replayable<F: Function>(
     f: &F,
     x: &[f64],
     m: Option<usize>,
+) -> Result<Recorded, Error> {
+    let (tape, xs, ys) = record(f, Tape::replayable(), x, m)?;
+    Ok(Recorded {
+        rec: tape.finish(),
+        xs,
+        ys,
+    })
+}
+
+/// Records `f` once on `tape`; returns the tape, the inputs and the outputs.
+fn record<F: Function>(
+    f: &F,
+    tape: Tape,
+    x: &[f64],
+    m: Option<usize>,
 ) -> Result<(Tape, Vec<Var>, Vec<Var>), Error> {
-    let tape = Tape::with_capacity(8 * x.len());
     let xs = tape.vars(x);
     let ys = f.eval(&xs);
     if let Some(expected) = m
@@ -197,13 +218,19 @@ pub(crate) fn reverse<F: Function>(
     m: Option<usize>,
     threads: bool,
 ) -> Result<Swept, Error> {
-    let (tape, xs, ys) = record(f, x, m)?;
+    let (tape, xs, ys) = record(f, Tape::with_capacity(8 * x.len()), x, m)?;
     let rec = tape.finish();
+    reverse_recorded(&Recorded { rec, xs, ys }, threads)
+}
+
+/// The reverse sweeps of a finished recording, Q rows at a time.
+pub(crate) fn reverse_recorded(r: &Recorded, threads: bool) -> Result<Swept, Error> {
+    let (rec, xs, ys) = (&r.rec, &r.xs[..], &r.ys[..]);
     match reverse_lanes(ys.len()) {
-        1 => reverse_blocks::<1>(&rec, &xs, &ys, threads),
-        2 => reverse_blocks::<2>(&rec, &xs, &ys, threads),
-        4 => reverse_blocks::<4>(&rec, &xs, &ys, threads),
-        _ => reverse_blocks::<8>(&rec, &xs, &ys, threads),
+        1 => reverse_blocks::<1>(rec, xs, ys, threads),
+        2 => reverse_blocks::<2>(rec, xs, ys, threads),
+        4 => reverse_blocks::<4>(rec, xs, ys, threads),
+        _ => reverse_blocks::<8>(rec, xs, ys, threads),
     }
 }
 
@@ -270,7 +297,8 @@ fn reverse_blocks<const Q: usize>(
             fill(b, &reverse_sweep(rec, xs, ys, b, &mut adj));
         }
     }
-    let value = ys.iter().map(|y| y.value()).collect();
+    // The recording's values: those of its last evaluation (a replay's, not the Vars').
+    let value = ys.iter().map(|&y| rec.value(y)).collect();
     Ok(Swept {
         value,
         matrix,

@@ -308,3 +308,78 @@ fn a_live_tape_is_replayed_and_records_on() {
     tape.reevaluate(&[4.0]).unwrap();
     assert_eq!((tape.value(z), tape.gradient(z).wrt(x)), (34.0, 16.0));
 }
+
+/// The first output of a function.
+struct First<F>(F);
+impl<F: Function> Function for First<F> {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        self.0.eval(x)[..1].to_vec()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A prepared Jacobian (reverse) and a prepared gradient equal the one-shot drivers at a
+    /// new point bit for bit, re-evaluating where the guards hold and recording afresh where
+    /// they do not.
+    #[test]
+    fn prepared_drivers_equal_one_shot_drivers((f, x0, x1) in branchy()) {
+        let (x0, x1) = (&x0[..f.base.n], &x1[..f.base.n]);
+        let mut p = jacobian::PreparedJacobian::with_mode(&f, x0, jacobian::Mode::Reverse).unwrap();
+        for x in [x1, x0, x1] {
+            let got = p.jacobian(x).unwrap();
+            let want = jacobian::jacobian_with(&f, x, jacobian::Mode::Reverse).unwrap();
+            prop_assert_eq!(bits(&got.value), bits(&want.value));
+            prop_assert_eq!(bits(got.matrix.as_slice()), bits(want.matrix.as_slice()));
+            let replayed = matches!(
+                got.plan.replay,
+                jacobian::Replay::Reevaluated | jacobian::Replay::Rerecorded(_)
+            );
+            prop_assert!(replayed, "{}", got.plan);
+        }
+        let g = First(&f);
+        let mut p = jacobian::PreparedGradient::new(&g, x0).unwrap();
+        for x in [x1, x0] {
+            let (y, grad) = p.gradient(x).unwrap();
+            let (y2, grad2) = jacobian::gradient(&g, x).unwrap();
+            prop_assert_eq!(y.to_bits(), y2.to_bits());
+            prop_assert_eq!(bits(&grad), bits(&grad2));
+        }
+    }
+}
+
+/// Where the branch flips, the prepared Jacobian records afresh and its plan says why; the next
+/// call re-uses the new recording.
+#[test]
+fn a_prepared_jacobian_falls_back_and_says_so() {
+    struct Piecewise;
+    impl Function for Piecewise {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let s = if x[0] < x[1] {
+                x[0] * x[1]
+            } else {
+                x[0] + x[1]
+            };
+            vec![s, x[0].exp(), x[1].sin(), x[0] - x[1]]
+        }
+    }
+    let mut p =
+        jacobian::PreparedJacobian::with_mode(Piecewise, &[1.0, 2.0], jacobian::Mode::Reverse)
+            .unwrap();
+    let j = p.jacobian(&[0.5, 3.0]).unwrap();
+    assert_eq!(j.plan.replay, jacobian::Replay::Reevaluated);
+    assert_eq!((j.matrix[(0, 0)], j.matrix[(0, 1)]), (3.0, 0.5));
+    let j = p.jacobian(&[3.0, 0.5]).unwrap();
+    assert_eq!((j.matrix[(0, 0)], j.matrix[(0, 1)]), (1.0, 1.0));
+    let text = j.plan.to_string();
+    assert!(
+        text.contains("recorded afresh: re-evaluation at a new point: guard 0 failed"),
+        "{text}"
+    );
+    assert_eq!(p.rerecords(), 1);
+    let j = p.jacobian(&[4.0, 1.0]).unwrap();
+    assert_eq!(j.plan.replay, jacobian::Replay::Reevaluated);
+    assert!(j.plan.to_string().contains("nodes re-evaluated"));
+    assert!(p.jacobian(&[1.0]).is_err());
+}

@@ -1,0 +1,301 @@
+//! Prepared drivers: a function recorded once and re-evaluated at every new point, for the
+//! solvers and optimisers that ask for derivatives of one function thousands of times.
+//!
+//! The recording is made on a replayable tape ([`reverse::Tape::replayable`]); each call
+//! re-evaluates it at the new `x` ([`reverse::Recording::reevaluate`]) and sweeps it, which
+//! gives bit for bit what a fresh recording would, without running `f` again. Where a branch
+//! of `f` goes the other way (a guard fails), the call records `f` afresh at that point, keeps
+//! that recording for the next calls, and says so in its [`Replay`].
+//!
+//! When must a prepared object be made again? Never for correctness: a recording is re-used
+//! only where every decision it depended on holds. Re-preparing pays only when `f` changes its
+//! path for good (then every call records afresh); [`PreparedGradient::rerecords`] counts that.
+
+use crate::plan::{Mode, Plan};
+use crate::sweeps::{self, Recorded};
+use crate::{Jacobian, hessian};
+use reverse::{Adjoints, ReplayError, TapeStats};
+use shared_ops::{Error, Function};
+use std::fmt;
+
+/// How a driver obtained the recording it swept (a field of [`Plan`]).
+///
+/// ```
+/// use jacobian::Replay;
+/// assert_eq!(Replay::Reevaluated.to_string(), "recording re-evaluated at this point");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum Replay {
+    /// Forward mode: nothing is recorded.
+    NotRecorded,
+    /// `f` was recorded for this call.
+    Recorded,
+    /// A prepared recording was re-evaluated at this point (`f` did not run).
+    Reevaluated,
+    /// Re-evaluation was refused (the reason, e.g. the guard that failed), so `f` was recorded
+    /// afresh at this point; the new recording serves the next calls.
+    Rerecorded(String),
+}
+
+impl fmt::Display for Replay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Replay::NotRecorded => write!(f, "nothing recorded"),
+            Replay::Recorded => write!(f, "recorded for this call"),
+            Replay::Reevaluated => write!(f, "recording re-evaluated at this point"),
+            Replay::Rerecorded(why) => write!(f, "recorded afresh at this point: {why}"),
+        }
+    }
+}
+
+/// Re-evaluates `r` at `x`, or records `f` afresh there; returns what happened.
+fn reuse_or_record<F: Function>(
+    f: &F,
+    r: &mut Recorded,
+    x: &[f64],
+) -> Result<(Replay, usize), Error> {
+    match r.rec.reevaluate(x) {
+        Ok(()) => Ok((Replay::Reevaluated, 0)),
+        Err(why @ (ReplayError::Guard(_) | ReplayError::Opaque { .. })) => {
+            *r = sweeps::record_replayable(f, x, Some(r.ys.len()))?;
+            Ok((Replay::Rerecorded(why.to_string()), 1))
+        }
+        Err(ReplayError::InputLength { expected, found }) => {
+            Err(Error::InputLength { expected, found })
+        }
+        Err(ReplayError::NotReplayable) => unreachable!("prepared recordings keep a program"),
+    }
+}
+
+/// The Jacobian of one function at many points: planned and recorded once.
+///
+/// In reverse mode (chosen by the plan, or forced) `f` is recorded once on a replayable tape;
+/// each [`jacobian`](PreparedJacobian::jacobian) re-evaluates that recording at the new point
+/// and runs the reverse sweeps, and its plan's [`replay`](Plan::replay) says whether the
+/// recording was re-used or made afresh (where a branch of `f` flipped). In forward mode nothing
+/// is recorded, and each call runs the forward sweeps. The matrix equals, bit for bit, what
+/// [`jacobian_with`](crate::jacobian_with) gives in the same mode.
+///
+/// ```
+/// use jacobian::{Function, Mode, Op, PreparedJacobian, Replay};
+/// /// Two outputs of 32 inputs: reverse mode (2 sweeps) is cheaper than 4 forward sweeps of 8.
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x.iter().copied().product(), x.iter().map(|&v| v.sin()).sum()]
+///     }
+/// }
+/// let mut p = PreparedJacobian::new(F, &[1.0; 32])?;
+/// let j = p.jacobian(&[0.5; 32])?;
+/// assert_eq!(j.plan.mode, Mode::Reverse);
+/// assert_eq!(j.plan.replay, Replay::Reevaluated);
+/// assert_eq!(j.matrix[(1, 0)], 0.5_f64.cos());
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub struct PreparedJacobian<F> {
+    f: F,
+    n: usize,
+    mode: Mode,
+    forced: bool,
+    /// The recording (reverse mode).
+    recorded: Option<Recorded>,
+    rerecords: usize,
+}
+
+impl<F: Function + Sync> PreparedJacobian<F> {
+    /// Plans the Jacobian of `f` at `x` and, in reverse mode, records it there.
+    ///
+    /// # Errors
+    ///
+    /// As [`jacobian`](crate::jacobian): empty or wrong-sized input, an output length that
+    /// differs from the declared one.
+    pub fn new(f: F, x: &[f64]) -> Result<Self, Error> {
+        Self::with_mode(f, x, Mode::Auto)
+    }
+
+    /// As [`new`](PreparedJacobian::new), with the mode forced (or `Mode::Auto`).
+    ///
+    /// ```
+    /// use jacobian::{Function, Mode, Op, PreparedJacobian, Replay};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1]]
+    ///     }
+    /// }
+    /// let mut p = PreparedJacobian::with_mode(F, &[1.0, 2.0], Mode::Forward)?;
+    /// let j = p.jacobian(&[3.0, 4.0])?;
+    /// assert_eq!((j.plan.mode, j.plan.replay), (Mode::Forward, Replay::NotRecorded));
+    /// assert_eq!(j.matrix.as_slice(), &[4.0, 3.0]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn with_mode(f: F, x: &[f64], mode: Mode) -> Result<Self, Error> {
+        f.check_input(x.len())?;
+        let n = x.len();
+        let (mode, forced, recorded) = match mode {
+            Mode::Forward => (Mode::Forward, true, None),
+            Mode::Reverse => (
+                Mode::Reverse,
+                true,
+                Some(sweeps::record_replayable(&f, x, None)?),
+            ),
+            Mode::Auto => {
+                let m = match f.sizes() {
+                    Some((_, m)) => m,
+                    None => f.eval(x).len(),
+                };
+                match Plan::choose(n, m) {
+                    Mode::Forward => (Mode::Forward, false, None),
+                    _ => (
+                        Mode::Reverse,
+                        false,
+                        Some(sweeps::record_replayable(&f, x, Some(m))?),
+                    ),
+                }
+            }
+        };
+        Ok(PreparedJacobian {
+            f,
+            n,
+            mode,
+            forced,
+            recorded,
+            rerecords: 0,
+        })
+    }
+
+    /// The Jacobian at `x`: the recording re-evaluated and swept (reverse mode), or the forward
+    /// sweeps.
+    ///
+    /// # Errors
+    ///
+    /// A wrong-sized `x`; an output length that changes when `f` is recorded afresh.
+    pub fn jacobian(&mut self, x: &[f64]) -> Result<Jacobian, Error> {
+        if x.len() != self.n {
+            return Err(Error::InputLength {
+                expected: self.n,
+                found: x.len(),
+            });
+        }
+        let (swept, replay) = match &mut self.recorded {
+            None => (
+                sweeps::forward(&self.f, x, None, false)?,
+                Replay::NotRecorded,
+            ),
+            Some(r) => {
+                let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
+                self.rerecords += fresh;
+                (sweeps::reverse_recorded(r, false)?, replay)
+            }
+        };
+        let mut plan = Plan::new(self.mode, self.n, &swept, self.forced);
+        plan.replay = replay;
+        Ok(Jacobian {
+            value: swept.value,
+            matrix: swept.matrix,
+            plan,
+        })
+    }
+
+    /// How many calls recorded `f` afresh because a guard failed.
+    pub fn rerecords(&self) -> usize {
+        self.rerecords
+    }
+}
+
+/// The gradient of one scalar function at many points: recorded once, re-evaluated and swept
+/// once per call. Equal, bit for bit, to [`gradient`](crate::gradient) at the same point.
+///
+/// ```
+/// use jacobian::{Function, Op, PreparedGradient, Replay};
+/// struct Rosenbrock;
+/// impl Function for Rosenbrock {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         let (a, b) = (T::one() - x[0], x[1] - x[0] * x[0]);
+///         vec![a * a + T::constant(100.0) * b * b]
+///     }
+/// }
+/// let mut p = PreparedGradient::new(Rosenbrock, &[0.0, 0.0])?;
+/// let (y, g) = p.gradient(&[1.0, 1.0])?;
+/// assert_eq!((y, g), (0.0, vec![0.0, 0.0]));
+/// assert_eq!(p.last(), &Replay::Reevaluated);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub struct PreparedGradient<F> {
+    f: F,
+    recorded: Recorded,
+    adjoints: Adjoints,
+    last: Replay,
+    rerecords: usize,
+}
+
+impl<F: Function> PreparedGradient<F> {
+    /// Records `f` at `x` on a replayable tape.
+    ///
+    /// # Errors
+    ///
+    /// As [`gradient`](crate::gradient): bad input, or `f` without exactly one output.
+    pub fn new(f: F, x: &[f64]) -> Result<Self, Error> {
+        hessian::check_scalar(&f, x.len())?;
+        let recorded = sweeps::record_replayable(&f, x, None)?;
+        if recorded.ys.len() != 1 {
+            return Err(Error::NotScalar {
+                outputs: recorded.ys.len(),
+            });
+        }
+        Ok(PreparedGradient {
+            f,
+            recorded,
+            adjoints: Adjoints::default(),
+            last: Replay::Recorded,
+            rerecords: 0,
+        })
+    }
+
+    /// `(f(x), ∇f(x))`: the recording re-evaluated at `x` and swept once (or `f` recorded
+    /// afresh at `x` where a guard fails; see [`last`](PreparedGradient::last)).
+    ///
+    /// # Errors
+    ///
+    /// A wrong-sized `x`.
+    pub fn gradient(&mut self, x: &[f64]) -> Result<(f64, Vec<f64>), Error> {
+        let (replay, fresh) = reuse_or_record(&self.f, &mut self.recorded, x)?;
+        self.rerecords += fresh;
+        self.last = replay;
+        let r = &self.recorded;
+        let y = r.ys[0];
+        r.rec.sweep_into(&[(y, 1.0)], &mut self.adjoints);
+        Ok((r.rec.value(y), self.adjoints.wrt_all(&r.xs)))
+    }
+
+    /// How the last call obtained its recording.
+    pub fn last(&self) -> &Replay {
+        &self.last
+    }
+
+    /// How many calls recorded `f` afresh because a guard failed.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op, PreparedGradient, Replay};
+    /// struct Kink;
+    /// impl Function for Kink {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![if x[0] > T::zero() { x[0] * x[0] } else { -x[0] }]
+    ///     }
+    /// }
+    /// let mut p = PreparedGradient::new(Kink, &[1.0])?;
+    /// assert_eq!(p.gradient(&[3.0])?, (9.0, vec![6.0]));
+    /// assert_eq!(p.gradient(&[-2.0])?, (2.0, vec![-1.0])); // the branch flipped
+    /// assert!(matches!(p.last(), Replay::Rerecorded(why) if why.contains("guard 0 failed")));
+    /// assert_eq!(p.rerecords(), 1);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn rerecords(&self) -> usize {
+        self.rerecords
+    }
+
+    /// What the current recording holds.
+    pub fn tape(&self) -> TapeStats {
+        self.recorded.rec.stats()
+    }
+}
