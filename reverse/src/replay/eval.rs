@@ -67,14 +67,71 @@ impl core::fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
+/// What evaluating a node takes: the common arithmetic with its form has a kernel of its own
+/// (one dispatch per node, the rule inlined); other rules go through their code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Kernel {
+    Input,
+    Sum,
+    Dot,
+    MulAdd,
+    Custom,
+    /// A built-in one-argument rule, found by its code.
+    Unary,
+    /// A built-in two-argument rule, found by its code.
+    Binary,
+    Add,
+    Sub,
+    AddSame,
+    SubSame,
+    Neg,
+    MulFirst,
+    MulSecond,
+    MulSame,
+    MulBoth,
+    DivFirst,
+    DivSecond,
+    DivBoth,
+}
+
+impl Kernel {
+    fn of(op: OpCode, form: Form) -> Kernel {
+        use {Form as F, OpCode as O};
+        match (op, form) {
+            (O::Input, _) => Kernel::Input,
+            (O::Sum, _) => Kernel::Sum,
+            (O::Dot, _) => Kernel::Dot,
+            (O::MulAdd, _) => Kernel::MulAdd,
+            (O::Custom, _) => Kernel::Custom,
+            (O::Add, F::Value) => Kernel::Add,
+            (O::Sub, F::Value) => Kernel::Sub,
+            (O::Add, F::Same) => Kernel::AddSame,
+            (O::Sub, F::Same) => Kernel::SubSame,
+            (O::Neg, _) => Kernel::Neg,
+            (O::Mul, F::First) => Kernel::MulFirst,
+            (O::Mul, F::Second) => Kernel::MulSecond,
+            (O::Mul, F::Same) => Kernel::MulSame,
+            (O::Mul, F::Both) => Kernel::MulBoth,
+            (O::Div, F::First) => Kernel::DivFirst,
+            (O::Div, F::Second) => Kernel::DivSecond,
+            (O::Div, F::Both) => Kernel::DivBoth,
+            (op, _) if is_unary(op) => Kernel::Unary,
+            _ => Kernel::Binary,
+        }
+    }
+}
+
 /// One node, ready to evaluate: operands are indices into the program's `values`, where the
-/// constants follow the nodes.
+/// constants follow the nodes; `e` is where its weighted edges start.
 #[derive(Clone, Copy, Debug)]
 struct Code {
+    kernel: Kernel,
     op: OpCode,
     form: Form,
     a: u32,
     b: u32,
+    e: u32,
 }
 
 /// The program prepared for re-evaluation.
@@ -100,7 +157,7 @@ fn slot(r: u32, n: usize) -> u32 {
 impl<T: Op> Program<T> {
     /// Prepares the re-evaluation (once per recording): the operands become single indices and
     /// the constants move behind the nodes' values.
-    fn compile(&mut self) -> Result<(), ReplayError> {
+    fn compile(&mut self, starts: &[u32]) -> Result<(), ReplayError> {
         if self.compiled.is_some() {
             return Ok(());
         }
@@ -116,7 +173,15 @@ impl<T: Op> Program<T> {
                     _ if op == OpCode::Powi => (slot(a, n), b),
                     _ => (slot(a, n), slot(b, n)),
                 };
-                Code { op, form, a, b }
+                let e = starts[i] & !UNIT;
+                Code {
+                    kernel: Kernel::of(op, form),
+                    op,
+                    form,
+                    a,
+                    b,
+                    e,
+                }
             })
             .collect();
         let args = self.args.iter().map(|&r| slot(r, n)).collect();
@@ -157,7 +222,7 @@ fn reevaluate_program<T: Op>(
             found: x.len(),
         });
     }
-    p.compile()?;
+    p.compile(d.starts())?;
     let Some(mut c) = p.compiled.take() else {
         unreachable!("compiled above")
     };
@@ -185,23 +250,63 @@ fn reevaluate_program<T: Op>(
 /// The pass itself: every node in recording order.
 fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T]) {
     let n = c.code.len();
-    let (starts, partial) = d.starts_and_partials_mut();
+    let partial = d.partials_mut();
     let values = &mut p.values[..];
     let mut rules = p.rules.iter();
     for (i, k) in c.code.iter().enumerate() {
-        let e = (starts[i] & !UNIT) as usize;
-        let v = match k.op {
-            OpCode::Input => x[k.a as usize],
-            OpCode::Sum => {
-                let args = &c.args[k.a as usize..(k.a + k.b) as usize];
+        let e = k.e as usize;
+        let (a, b) = (k.a as usize, k.b as usize);
+        // A two-argument rule whose form is known here: the unused partials fold away.
+        macro_rules! rule {
+            ($rule:ident, $($slot:ident),*) => {{
+                let (v, da, db) = $rule.eval(values[a], values[b]);
+                let _ = (da, db);
+                rule!(@write e, da, db; $($slot),*);
+                v
+            }};
+            (@write $e:ident, $da:ident, $db:ident; ) => {};
+            (@write $e:ident, $da:ident, $db:ident; first) => { partial[$e] = $da };
+            (@write $e:ident, $da:ident, $db:ident; second) => { partial[$e] = $db };
+            (@write $e:ident, $da:ident, $db:ident; same) => { partial[$e] = $da + $db };
+            (@write $e:ident, $da:ident, $db:ident; first, second) => {{
+                partial[$e] = $da;
+                partial[$e + 1] = $db;
+            }};
+        }
+        let v = match k.kernel {
+            Kernel::Input => x[a],
+            Kernel::Add => rule!(Add,),
+            Kernel::Sub => rule!(Sub,),
+            Kernel::AddSame => rule!(Add, same),
+            Kernel::SubSame => rule!(Sub, same),
+            Kernel::Neg => Neg.eval(values[a]).0,
+            Kernel::MulFirst => rule!(Mul, first),
+            Kernel::MulSecond => rule!(Mul, second),
+            Kernel::MulSame => rule!(Mul, same),
+            Kernel::MulBoth => rule!(Mul, first, second),
+            Kernel::DivFirst => rule!(Div, first),
+            Kernel::DivSecond => rule!(Div, second),
+            Kernel::DivBoth => rule!(Div, first, second),
+            Kernel::Unary => {
+                let (v, dv) = unary(k.op, k.b, values[a]);
+                write(partial, e, k.form, dv, dv);
+                v
+            }
+            Kernel::Binary => {
+                let (v, da, db) = binary(k.op, values[a], values[b]);
+                write(partial, e, k.form, da, db);
+                v
+            }
+            Kernel::Sum => {
+                let args = &c.args[a..a + b];
                 let mut s = values[args[0] as usize];
                 for &r in &args[1..] {
                     s += values[r as usize];
                 }
                 s
             }
-            OpCode::Dot => {
-                let args = &c.args[k.a as usize..(k.a + k.b) as usize];
+            Kernel::Dot => {
+                let args = &c.args[a..a + b];
                 let mut s = T::zero();
                 let mut e = e;
                 for (j, pair) in args.chunks_exact(2).enumerate() {
@@ -211,6 +316,7 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                     } else {
                         s += u * w;
                     }
+                    // An edge per variable operand (constants come after the n nodes).
                     for (r, partial_value) in [(pair[0], w), (pair[1], u)] {
                         if (r as usize) < n {
                             partial[e] = partial_value;
@@ -220,12 +326,12 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                 }
                 s
             }
-            OpCode::MulAdd => {
-                let args = &c.args[k.a as usize..(k.a + k.b) as usize];
-                let [a, b, cc] = [args[0], args[1], args[2]];
-                let (v, ds) = mul_add(values[a as usize], values[b as usize], values[cc as usize]);
+            Kernel::MulAdd => {
+                let args = &c.args[a..a + b];
+                let [p, q, r] = [args[0], args[1], args[2]];
+                let (v, ds) = mul_add(values[p as usize], values[q as usize], values[r as usize]);
                 let mut e = e;
-                for (r, dr) in [a, b, cc].into_iter().zip(ds) {
+                for (r, dr) in [p, q, r].into_iter().zip(ds) {
                     if (r as usize) < n {
                         partial[e] = dr;
                         e += 1;
@@ -233,32 +339,19 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                 }
                 v
             }
-            OpCode::Custom => {
-                let rule = rules.next().map(|r| &r.eval);
-                match rule {
-                    Some(RuleFn::Unary(f)) => {
-                        let (v, dv) = f(values[k.a as usize]);
-                        write(partial, e, k.form, dv, dv);
-                        v
-                    }
-                    Some(RuleFn::Binary(f)) => {
-                        let (v, da, db) = f(values[k.a as usize], values[k.b as usize]);
-                        write(partial, e, k.form, da, db);
-                        v
-                    }
-                    None => unreachable!("a custom node without its rule"),
+            Kernel::Custom => match rules.next().map(|r| &r.eval) {
+                Some(RuleFn::Unary(f)) => {
+                    let (v, dv) = f(values[a]);
+                    write(partial, e, k.form, dv, dv);
+                    v
                 }
-            }
-            op if is_unary(op) => {
-                let (v, dv) = unary(op, k.b, values[k.a as usize]);
-                write(partial, e, k.form, dv, dv);
-                v
-            }
-            op => {
-                let (v, da, db) = binary(op, values[k.a as usize], values[k.b as usize]);
-                write(partial, e, k.form, da, db);
-                v
-            }
+                Some(RuleFn::Binary(f)) => {
+                    let (v, da, db) = f(values[a], values[b]);
+                    write(partial, e, k.form, da, db);
+                    v
+                }
+                None => unreachable!("a custom node without its rule"),
+            },
         };
         values[i] = v;
     }

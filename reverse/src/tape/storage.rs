@@ -187,9 +187,9 @@ impl<T: Copy> TapeData<T> {
         &self.unit
     }
 
-    /// Per node where its edges start, and the partials to rewrite (re-evaluation).
-    pub fn starts_and_partials_mut(&mut self) -> (&[u32], &mut [T]) {
-        (&self.start, &mut self.partial)
+    /// The partials, to rewrite in place (re-evaluation).
+    pub fn partials_mut(&mut self) -> &mut [T] {
+        &mut self.partial
     }
 
     /// Appends a node whose edges begin at `first` (with the `UNIT` flag for unit edges) on the
