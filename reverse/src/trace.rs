@@ -11,6 +11,8 @@
 //!   with the same stored partials (what `forward::Dual` numbers compute as they go);
 //! * [`Tape::to_dot`] (Graphviz) and [`Tape::to_text`] (a table for the terminal): the graph,
 //!   nodes with operation and value, edges with the local partial.
+//! * [`Tape::trace_reevaluation`]: the forward pass evaluated again at a new point (same nodes,
+//!   new values), with every branch guard checked there: the one that fails is shown.
 //!
 //! ```
 //! use reverse::{Float, Tape};
@@ -30,6 +32,8 @@
 //! the tape: the trace recovers it from the value and the partial where that is exact
 //! (`y + 3`), and writes `c` otherwise.
 
+use crate::replay::guard;
+use crate::replay::{GuardFailure, ReplayError};
 use crate::tape::Tape;
 use crate::tape::live::foreign;
 use crate::tape::storage::{Edges, NEG, TapeData};
@@ -114,6 +118,41 @@ pub struct Step {
     pub value: f64,
 }
 
+/// A decision the recording depends on (a branch guard), as a trace shows it.
+///
+/// ```
+/// let tape = reverse::Tape::traced();
+/// let x = tape.named_var("x", 2.0);
+/// let y = if x > reverse::Var::constant(1.0) { x * x } else { x };
+/// let t = tape.trace_forward();
+/// assert_eq!(t.guards.len(), 1);
+/// assert!(t.guards[0].holds());
+/// assert_eq!(t.guards[0].after, 1); // taken when one node was recorded
+/// # let _ = y;
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// How many nodes were recorded when it was taken.
+    pub after: u32,
+    /// Where it was taken, in words: `"after y"` (the last node recorded before it).
+    pub place: String,
+    /// The node it concerns: a piecewise rule's node, or a comparison's first variable operand.
+    pub node: u32,
+    /// The decision in words.
+    pub what: String,
+    /// Its outcome when recorded.
+    pub recorded: String,
+    /// Its outcome at the point traced (the recorded one, or a re-evaluation's).
+    pub now: String,
+}
+
+impl Decision {
+    /// True if the outcome at the traced point is the recorded one.
+    pub fn holds(&self) -> bool {
+        self.recorded == self.now
+    }
+}
+
 /// A trace of one sweep over a tape: structured [`steps`](Trace::steps), and a textbook
 /// rendering by `Display`.
 ///
@@ -135,12 +174,33 @@ pub struct Trace {
     pub steps: Vec<Step>,
     /// The final value, tangent or adjoint of every node, by node index.
     pub values: Vec<f64>,
+    /// The decisions the recording depends on (forward pass only), checked at the point
+    /// traced.
+    pub guards: Vec<Decision>,
     tape: u64,
     header: String,
     footer: Vec<String>,
 }
 
 impl Trace {
+    /// The first guard that fails at the point traced (a re-evaluation that is refused).
+    ///
+    /// ```
+    /// let tape = reverse::Tape::traced();
+    /// let _ = tape.var(1.0);
+    /// assert!(tape.trace_forward().refused().is_none());
+    /// ```
+    pub fn refused(&self) -> Option<GuardFailure> {
+        let (k, g) = self.guards.iter().enumerate().find(|(_, g)| !g.holds())?;
+        Some(GuardFailure {
+            guard: k,
+            node: g.node,
+            what: g.what.clone(),
+            recorded: g.recorded.clone(),
+            now: g.now.clone(),
+        })
+    }
+
     /// The final value (forward), tangent (tangent pass) or adjoint (adjoint pass) of `v`;
     /// 0 for a constant. Panics for a `Var` of another tape.
     ///
@@ -172,6 +232,21 @@ impl fmt::Display for Trace {
         for [a, b, c] in &rows {
             let line = format!("  {}  {}  {c}", pad(a, w0), pad(b, w1));
             writeln!(f, "{}", line.trim_end())?;
+        }
+        if !self.guards.is_empty() {
+            writeln!(f, "decisions the recording depends on (guards):")?;
+        }
+        for g in &self.guards {
+            let at = &g.place;
+            if g.holds() {
+                writeln!(f, "  {at}: {}: {}  holds", g.what, g.recorded)?;
+            } else {
+                writeln!(
+                    f,
+                    "  {at}: {}: was {}, now {}  FAILS: this point needs a new recording",
+                    g.what, g.recorded, g.now
+                )?;
+            }
         }
         for line in &self.footer {
             writeln!(f, "{line}")?;
@@ -401,6 +476,8 @@ struct View<'a> {
     names: Vec<String>,
     /// Names of user-defined operations, by node.
     custom: HashMap<u32, &'static str>,
+    /// The guards, checked at the current values.
+    guards: Vec<Decision>,
     bytes: usize,
 }
 
@@ -419,7 +496,7 @@ impl<'a> View<'a> {
                 *slot = Some(name);
             }
         }
-        let names = given
+        let names: Vec<String> = given
             .iter()
             .enumerate()
             .map(|(i, n)| n.map_or_else(|| default_name(i), str::to_string))
@@ -440,6 +517,24 @@ impl<'a> View<'a> {
                     .collect(),
             })
             .collect();
+        let guards = (0..program.guards.len())
+            .map(|k| {
+                let g = &program.guards[k];
+                let (node, what, recorded, now) = guard::explain(program, k, g.outcome(program));
+                let place = match g.at {
+                    0 => "before any node".to_string(),
+                    k => format!("after {}", names[k as usize - 1]),
+                };
+                Decision {
+                    after: g.at,
+                    place,
+                    node,
+                    what,
+                    recorded,
+                    now,
+                }
+            })
+            .collect();
         View {
             id,
             values: &program.values[..program.len()],
@@ -447,6 +542,7 @@ impl<'a> View<'a> {
             operands,
             names,
             custom: program.rules.iter().map(|r| (r.node, r.name)).collect(),
+            guards,
             bytes: data.bytes(),
         }
     }
@@ -640,6 +736,7 @@ fn primal(view: &View<'_>) -> Trace {
         pass: Pass::Primal,
         steps,
         values: view.values.to_vec(),
+        guards: view.guards.clone(),
         tape: view.id,
         header: format!(
             "forward pass ({} node{}, in recording order): values, and the local partials ∂v/∂u the tape stores",
@@ -721,6 +818,7 @@ fn tangent(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
         pass: Pass::Tangent,
         steps,
         values: tan,
+        guards: Vec::new(),
         tape: view.id,
         header: format!(
             "tangent sweep (forward mode) from {}: v̇ = Σ ∂v/∂u · u̇, nodes in recording order",
@@ -788,6 +886,7 @@ fn adjoint(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
         pass: Pass::Adjoint,
         steps,
         values: adj,
+        guards: Vec::new(),
         tape: view.id,
         header: format!(
             "reverse sweep from {}: ū += ∂v/∂u · v̄, nodes in reverse order",
@@ -920,6 +1019,41 @@ impl Tape<f64> {
     /// ```
     pub fn trace_forward(&self) -> Trace {
         self.with_data(|d| primal(&View::new(self.id(), d, "trace_forward")))
+    }
+
+    /// The forward pass re-evaluated at a new point `x` (one value per input): the same nodes
+    /// and formulas with new values and partials, and every guard checked there. If a guard
+    /// fails, the trace shows it (and the values at `x` that a recording must not be swept
+    /// with), [`Trace::refused`] returns it, and the tape stays at its previous point; else the
+    /// tape is left at `x`, as by [`Tape::reevaluate`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Tape::reevaluate`], except a failed guard, which the trace shows.
+    ///
+    /// ```
+    /// let mut tape = reverse::Tape::traced();
+    /// let x = tape.named_var("x", 2.0);
+    /// let y = tape.name(if x > reverse::Var::constant(1.0) { x * x } else { -x }, "y");
+    /// let t = tape.trace_reevaluation(&[3.0])?;
+    /// assert_eq!((t.of(y), t.steps[1].expr.as_str()), (9.0, "x * x"));
+    /// let t = tape.trace_reevaluation(&[0.5])?;
+    /// assert!(t.refused().is_some());
+    /// assert!(t.to_string().contains("was >, now <  FAILS"));
+    /// assert_eq!(tape.value(y), 9.0); // still at x = 3
+    /// # Ok::<(), reverse::ReplayError>(())
+    /// ```
+    pub fn trace_reevaluation(&mut self, x: &[f64]) -> Result<Trace, ReplayError> {
+        let id = self.id();
+        let mut trace = None;
+        self.with_data_mut(|d| {
+            crate::replay::reevaluate_showing(d, x, &mut |d| {
+                trace = Some(primal(&View::new(id, d, "trace_reevaluation")));
+            })
+        })?;
+        let mut trace = trace.expect("shown at the new point");
+        trace.header = format!("re-evaluated at {x:?}: {}", trace.header);
+        Ok(trace)
     }
 
     /// The reverse sweep from `y` (seed `ȳ = 1`), every adjoint update in the order the sweep

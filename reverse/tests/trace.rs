@@ -445,3 +445,49 @@ fn empty_tape() {
             .ends_with("  edge [fontname=\"Helvetica\", fontsize=10];\n}\n")
     );
 }
+
+/// A re-evaluation traced: the same formulas with new values; then one whose guard fails,
+/// shown in the trace, and the tape left where it was.
+#[test]
+fn a_reevaluation_and_a_failed_guard_traced() {
+    let mut tape = Tape::traced();
+    let x = tape.named_var("x", 2.0);
+    let y = tape.named_var("y", 1.0);
+    let big = x > y;
+    let z = tape.name(if big { x * y } else { x + y }, "z");
+    let before = tape.trace_forward();
+    assert_eq!(before.guards.len(), 1);
+    assert!(
+        before
+            .to_string()
+            .contains("after y: the comparison of node 0 (x₀ = 2) with node 1 (x₁ = 1): >  holds")
+    );
+
+    let t = tape.trace_reevaluation(&[3.0, 0.5]).unwrap();
+    let exprs =
+        |t: &reverse::trace::Trace| t.steps.iter().map(|s| s.expr.clone()).collect::<Vec<_>>();
+    assert_eq!(exprs(&t), exprs(&before), "same structure");
+    assert_eq!((t.of(x), t.of(y), t.of(z)), (3.0, 0.5, 1.5));
+    assert!(t.refused().is_none());
+    assert!(
+        t.to_string()
+            .starts_with("re-evaluated at [3.0, 0.5]: forward pass")
+    );
+    assert_eq!(tape.value(z), 1.5);
+
+    let t = tape.trace_reevaluation(&[1.0, 4.0]).unwrap();
+    let refused = t.refused().expect("x > y flips");
+    assert_eq!((refused.guard, refused.node), (0, 0));
+    let text = t.to_string();
+    assert!(
+        text.contains("was >, now <  FAILS: this point needs a new recording"),
+        "{text}"
+    );
+    assert_eq!(
+        t.of(z),
+        4.0,
+        "the trace shows the values at the refused point"
+    );
+    assert_eq!(tape.value(z), 1.5, "the tape is back at (3, 0.5)");
+    assert_eq!(tape.gradient(z).wrt(x), 0.5);
+}

@@ -202,19 +202,55 @@ impl<T: Op> Program<T> {
 /// Re-evaluates the recording `d` at `x`: values and partials, then the guards. On a failed
 /// guard, evaluates again at the previous point, so the recording stays consistent.
 pub(crate) fn reevaluate<T: Op>(d: &mut TapeData<T>, x: &[T]) -> Result<(), ReplayError> {
+    match reevaluate_showing(d, x, &mut |_| {})? {
+        None => Ok(()),
+        Some(f) => Err(ReplayError::Guard(f)),
+    }
+}
+
+/// [`reevaluate`], letting `show` see the recording at `x` (a trace of the re-evaluation)
+/// before a failed guard puts it back; returns the failure, if any.
+pub(crate) fn reevaluate_showing<T: Op>(
+    d: &mut TapeData<T>,
+    x: &[T],
+    show: &mut dyn FnMut(&TapeData<T>),
+) -> Result<Option<GuardFailure>, ReplayError> {
     let Some(mut p) = d.program.take() else {
         return Err(ReplayError::NotReplayable);
     };
-    let out = reevaluate_program(d, &mut p, x);
+    let mut c = match prepare(d, &mut p, x) {
+        Ok(c) => c,
+        Err(e) => {
+            d.program = Some(p);
+            return Err(e);
+        }
+    };
+    let mut previous = core::mem::take(&mut c.previous);
+    previous.clear();
+    previous.extend(c.inputs.iter().map(|&i| p.values[i as usize]));
+    run(d, &mut p, &c, x);
+    let failed = p.guards.iter().enumerate().find_map(|(k, g)| {
+        let now = g.outcome(&p);
+        (now != g.outcome).then(|| guard::failure(&p, k, now))
+    });
     d.program = Some(p);
-    out
+    show(d);
+    let mut p = d.program.take().expect("put back above");
+    if failed.is_some() {
+        run(d, &mut p, &c, &previous);
+    }
+    c.previous = previous;
+    p.compiled = Some(c);
+    d.program = Some(p);
+    Ok(failed)
 }
 
-fn reevaluate_program<T: Op>(
-    d: &mut TapeData<T>,
+/// Checks the number of inputs and takes the compiled program out (compiling it first).
+fn prepare<T: Op>(
+    d: &TapeData<T>,
     p: &mut Program<T>,
     x: &[T],
-) -> Result<(), ReplayError> {
+) -> Result<Compiled<T>, ReplayError> {
     let expected = p.inputs as usize;
     if x.len() != expected {
         return Err(ReplayError::InputLength {
@@ -223,28 +259,7 @@ fn reevaluate_program<T: Op>(
         });
     }
     p.compile(d.starts())?;
-    let Some(mut c) = p.compiled.take() else {
-        unreachable!("compiled above")
-    };
-    let mut previous = core::mem::take(&mut c.previous);
-    previous.clear();
-    previous.extend(c.inputs.iter().map(|&i| p.values[i as usize]));
-    run(d, p, &c, x);
-    let failed = p
-        .guards
-        .iter()
-        .enumerate()
-        .find_map(|(k, g)| {
-            let now = g.outcome(p);
-            (now != g.outcome).then_some((k, now))
-        })
-        .map(|(k, now)| guard::failure(p, k, now));
-    if failed.is_some() {
-        run(d, p, &c, &previous);
-    }
-    c.previous = previous;
-    p.compiled = Some(c);
-    failed.map_or(Ok(()), |f| Err(ReplayError::Guard(f)))
+    Ok(p.compiled.take().expect("compiled above"))
 }
 
 /// The pass itself: every node in recording order.

@@ -163,21 +163,33 @@ pub(crate) fn subscript(i: u32) -> String {
 
 /// The failure of guard `k` of `p`, whose outcome is `now` at the program's current values.
 pub(crate) fn failure<T: Op>(p: &Program<T>, k: usize, now: u64) -> GuardFailure {
+    let (node, what, recorded, now) = explain(p, k, now);
+    GuardFailure {
+        guard: k,
+        node,
+        what,
+        recorded,
+        now,
+    }
+}
+
+/// Guard `k` of `p` in words: the node it concerns, the decision, and its outcome when recorded
+/// and `now`.
+pub(crate) fn explain<T: Op>(p: &Program<T>, k: usize, now: u64) -> (u32, String, String, String) {
     let g = p.guards[k];
     match g.kind {
         Kind::Compare { a, b } => {
             let node = if a & CONST == 0 { a } else { b };
-            GuardFailure {
-                guard: k,
+            (
                 node,
-                what: format!(
+                format!(
                     "the comparison of {} with {}",
                     describe(p, a),
                     describe(p, b)
                 ),
-                recorded: order_name(g.outcome).to_string(),
-                now: order_name(now).to_string(),
-            }
+                order_name(g.outcome).to_string(),
+                order_name(now).to_string(),
+            )
         }
         Kind::Piece { node } => {
             let op = p.ops[node as usize];
@@ -200,13 +212,12 @@ pub(crate) fn failure<T: Op>(p: &Program<T>, k: usize, now: u64) -> GuardFailure
                 OpCode::Fract | OpCode::Rem => format!("integer part {}", f64::from_bits(code)),
                 _ => format!("value {}", f64::from_bits(code)),
             };
-            GuardFailure {
-                guard: k,
+            (
                 node,
-                what: format!("the piece of {} at node {node}", op.name()),
-                recorded: words(g.outcome),
-                now: words(now),
-            }
+                format!("the piece of {} at node {node}", op.name()),
+                words(g.outcome),
+                words(now),
+            )
         }
     }
 }

@@ -46,6 +46,7 @@ pub(crate) mod guard;
 pub(crate) mod program;
 
 pub use eval::ReplayError;
+pub(crate) use eval::reevaluate_showing;
 pub use guard::GuardFailure;
 pub(crate) use program::Program;
 
