@@ -67,6 +67,34 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+/// Declares a cold function that returns into the hot path of recording.
+///
+/// Under the System V calling convention of x86-64 every vector register is caller-saved, so a
+/// call that may return into the loop of a user's function (a buffer's growth, the lookup of an
+/// outer tape), even one that never runs, makes the compiler keep that loop's floating-point
+/// values in memory: each operation then waits on a store and a reload. The Windows convention
+/// saves xmm6–xmm15 in the callee, so on x86-64 these functions use it and the values stay in
+/// registers; elsewhere they are plain functions. Measured on a chain `y = y·c` recorded 8000
+/// times (release, one thread, two builds timed one after the other): 2.03 ns per node with
+/// these paths as Rust functions, 1.58 as `extern "win64-unwind"` (which lets their panics
+/// unwind).
+macro_rules! cold_path {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident $($rest:tt)*) => {
+        $(#[$attr])*
+        #[cfg(target_arch = "x86_64")]
+        #[cold]
+        #[inline(never)]
+        #[allow(improper_ctypes_definitions)]
+        $vis extern "win64-unwind" fn $name $($rest)*
+
+        $(#[$attr])*
+        #[cfg(not(target_arch = "x86_64"))]
+        #[cold]
+        #[inline(never)]
+        $vis fn $name $($rest)*
+    };
+}
+
 pub mod checkpoint;
 mod drivers;
 pub mod replay;
