@@ -197,7 +197,23 @@ fn check(
             g64[i]
         );
     }
-    // ∇f·v, carried in the value's tangent, is the gradient's product with v.
+    // ∇f·v is carried in the value's tangent: the forward-mode tangent itself (the tape's values
+    // are duals computed by the same rules), bit for bit.
+    let seeded: Vec<Dual<Dual<f64>>> = x
+        .iter()
+        .zip(v)
+        .map(|(&a, &b)| Dual::new(Dual::new(a, b), Dual::new(0.0, 0.0)))
+        .collect();
+    let jv = nested(&seeded).primal.tangent;
+    prop_assert!(
+        same_number(y.tangent, jv),
+        "∇f·v: tape of duals {} vs forward mode {jv}",
+        y.tangent
+    );
+    // And it is the reverse gradient's product with v, up to rounding. The two round along
+    // different paths of the program, and where paths cancel the difference grows with the
+    // cancelled terms, which neither side knows: measured up to 4e-11 of the largest |gⱼvⱼ|
+    // (and 1) in 20 000 generated programs, so 1e-9 of it (the exact check is the one above).
     let gv: f64 = g64.iter().zip(v).map(|(g, v)| g * v).sum();
     let gv_scale = g64
         .iter()
@@ -205,7 +221,7 @@ fn check(
         .map(|(g, v)| (g * v).abs())
         .fold(1.0, f64::max);
     prop_assert!(
-        same_number(y.tangent, gv) || (y.tangent - gv).abs() <= 1e-13 * gv_scale,
+        same_number(y.tangent, gv) || (y.tangent - gv).abs() <= 1e-9 * gv_scale,
         "∇f·v: {} vs {gv}",
         y.tangent
     );
