@@ -40,7 +40,14 @@ impl Function for Branchy {
                         q.cos()
                     }
                 }
-                2 => p.max(q) + p.min(q) * T::constant(0.5),
+                2 => {
+                    let m = p.max(q) + p.min(q) * T::constant(0.5);
+                    if (p * q - T::constant(0.25)).is_sign_negative() {
+                        m
+                    } else {
+                        m * q
+                    }
+                }
                 3 => p.floor() + q.round() * p + q.signum() * q + p.trunc() + q.ceil(),
                 4 => (p * T::constant(3.0)) % (T::constant(0.75) + q * q) + p.fract() * q,
                 5 => p.abs() * q + p.hypot(q) + (p - q).apply1(shared_ops::rules::Relu),
@@ -382,4 +389,24 @@ fn a_prepared_jacobian_falls_back_and_says_so() {
     assert_eq!(j.plan.replay, jacobian::Replay::Reevaluated);
     assert!(j.plan.to_string().contains("nodes re-evaluated"));
     assert!(p.jacobian(&[1.0]).is_err());
+}
+
+/// The tests of `Float` are decisions too: `is_sign_negative` is guarded.
+#[test]
+fn a_flipped_float_test_is_an_error() {
+    let tape = Tape::replayable();
+    let x = tape.var(-1.5);
+    let y = if x.is_sign_negative() {
+        x * x
+    } else {
+        x.sqrt()
+    };
+    let mut rec = tape.finish();
+    rec.reevaluate(&[-2.0]).unwrap();
+    assert_eq!(rec.gradient(y).wrt(x), -4.0);
+    let err = rec.reevaluate(&[4.0]).unwrap_err().to_string();
+    assert!(
+        err.contains("is_sign_negative of node 0 (x₀ = 4) was true when recorded and is false now"),
+        "{err}"
+    );
 }

@@ -203,6 +203,32 @@ impl<T: Op> Var<T> {
         order
     }
 
+    /// A test of `Float` (`is_nan`, …) with its result, kept as a guard on a tape that keeps a
+    /// program.
+    fn test(self, name: &'static str, result: bool) -> bool {
+        if self.tape & PROGRAM != 0 {
+            Self::guard_test((self.tape, self.index, self.value), name, result);
+        }
+        result
+    }
+
+    cold_path! {
+    /// Keeps a test of `(tape, index, value)` as a guard.
+    fn guard_test(v: (u64, u32, T), name: &'static str, result: bool) {
+        let Some(test) = guard::Test::named(name) else {
+            return;
+        };
+        program::note(v.0, |p: &mut Program<T>| {
+            let a = p.operand(Some(v.1), v.2);
+            p.guards.push(Guard {
+                at: p.len() as u32,
+                kind: guard::Kind::Test { a, test },
+                outcome: u64::from(result),
+            });
+        });
+    }
+    }
+
     cold_path! {
     /// Keeps a comparison of `(tape, index, value)` operands as a guard (scalars, as
     /// [`describe`](Var::describe)).
@@ -533,7 +559,8 @@ impl<T: Op> From<T> for Var<T> {
 shared_ops::impl_float_via_rules!(
     impl [T: Op] for Var<T>, inner T, primal |s| s.value,
     sum |iter| Var::sum_of(iter),
-    compare |a, b| a.compare(b)
+    compare |a, b| a.compare(b),
+    test |x, name, result| x.test(name, result)
 );
 
 impl<T: Op> Zero for Var<T> {

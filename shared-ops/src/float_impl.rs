@@ -9,7 +9,9 @@
 /// Arguments: the impl generics and the type, the type one level down (`inner`), how to read
 /// the primal at that level, and optionally how to `sum` an iterator (default: a fold of `+`
 /// from the first item; a tape makes it one n-ary node) and how to `compare` two numbers
-/// (default: `partial_cmp` of the primals; a tape also keeps the outcome as a branch guard).
+/// (default: `partial_cmp` of the primals; a tape also keeps the outcome as a branch guard),
+/// and what a `test` (`is_nan`, `is_sign_negative`, …: the method's name and its result) does
+/// besides returning its result (default: nothing; a tape keeps it as a guard too).
 /// The type must itself implement `Op`, `Zero`, `One`, `Copy`, `Default`, `Debug`, `Display`,
 /// `From<inner>` and an inherent `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one
 /// three-argument rule). Comparisons look at the primal only, as a user of `f64` expects;
@@ -40,13 +42,15 @@ macro_rules! impl_float_via_rules {
             compare |a, b| {
                 let p = |$s: &Self| $primal;
                 p(a).partial_cmp(&p(b))
-            }
+            },
+            test |_x, _name, result| result
         );
     };
     (
         impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr,
         sum |$it:ident| $sum:expr,
-        compare |$ca:ident, $cb:ident| $cmp:expr
+        compare |$ca:ident, $cb:ident| $cmp:expr,
+        test |$tx:ident, $tn:ident, $tr:ident| $test:expr
     ) => {
         impl<$($gen)*> ::core::ops::Neg for $ty {
             type Output = Self;
@@ -132,8 +136,9 @@ macro_rules! impl_float_via_rules {
         impl<$($gen)*> $crate::num_traits::Float for $ty {
             $crate::impl_float_via_rules!(@consts $inner: nan infinity neg_infinity neg_zero
                 min_value min_positive_value max_value epsilon);
-            $crate::impl_float_via_rules!(@tests |$s| $primal; is_nan is_infinite is_finite
-                is_normal is_subnormal is_sign_positive is_sign_negative);
+            $crate::impl_float_via_rules!(@tests |$s| $primal, |$tx, $tn, $tr| $test;
+                is_nan is_infinite is_finite is_normal is_subnormal is_sign_positive
+                is_sign_negative);
             fn classify(self) -> ::core::num::FpCategory {
                 let p = |$s: &Self| $primal;
                 p(&self).classify()
@@ -191,11 +196,13 @@ macro_rules! impl_float_via_rules {
         }
     )*};
 
-    (@tests |$s:ident| $primal:expr; $($t:ident)*) => {$(
+    (@tests |$s:ident| $primal:expr, |$tx:ident, $tn:ident, $tr:ident| $test:expr;
+        $($t:ident)*) => {$(
         #[inline]
         fn $t(self) -> bool {
             let p = |$s: &Self| $primal;
-            p(&self).$t()
+            let ($tx, $tn, $tr) = (self, stringify!($t), p(&self).$t());
+            $test
         }
     )*};
 

@@ -2,8 +2,9 @@
 //!
 //! Two kinds of decisions shape a recording without showing in its edges' values:
 //!
-//! * a **comparison** of `Var`s (or of a `Var` with a constant) in the user's code, which picks
-//!   the operations that follow;
+//! * a **comparison** of `Var`s (or of a `Var` with a constant) in the user's code, or a test
+//!   of `Float` on a `Var` (`is_nan`, `is_sign_negative`, …), which picks the operations that
+//!   follow;
 //! * the **piece** a piecewise rule took: which argument `max`/`min` returned (it decides which
 //!   edges the node has), the side of the kink of `abs`, `relu` and `hypot`, the integer that
 //!   `floor`, `ceil`, `round`, `trunc`, `signum`, `fract` and `%` produced.
@@ -23,6 +24,61 @@ pub(crate) enum Kind {
     Compare { a: u32, b: u32 },
     /// The piece taken by the rule of a node.
     Piece { node: u32 },
+    /// A test of `Float` (`is_nan`, `is_sign_negative`, …) on an operand.
+    Test { a: u32, test: Test },
+}
+
+/// The tests of `Float` on one number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Test {
+    Nan,
+    Infinite,
+    Finite,
+    Normal,
+    Subnormal,
+    SignPositive,
+    SignNegative,
+}
+
+impl Test {
+    /// The test of the method `name`.
+    pub fn named(name: &str) -> Option<Test> {
+        Some(match name {
+            "is_nan" => Test::Nan,
+            "is_infinite" => Test::Infinite,
+            "is_finite" => Test::Finite,
+            "is_normal" => Test::Normal,
+            "is_subnormal" => Test::Subnormal,
+            "is_sign_positive" => Test::SignPositive,
+            "is_sign_negative" => Test::SignNegative,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Test::Nan => "is_nan",
+            Test::Infinite => "is_infinite",
+            Test::Finite => "is_finite",
+            Test::Normal => "is_normal",
+            Test::Subnormal => "is_subnormal",
+            Test::SignPositive => "is_sign_positive",
+            Test::SignNegative => "is_sign_negative",
+        }
+    }
+
+    /// The test on a primal value (what the `Float` methods of every AD number test).
+    fn of(self, x: f64) -> bool {
+        match self {
+            Test::Nan => x.is_nan(),
+            Test::Infinite => x.is_infinite(),
+            Test::Finite => x.is_finite(),
+            Test::Normal => x.is_normal(),
+            Test::Subnormal => x.is_subnormal(),
+            Test::SignPositive => x.is_sign_positive(),
+            Test::SignNegative => x.is_sign_negative(),
+        }
+    }
 }
 
 /// One recorded decision.
@@ -83,6 +139,7 @@ impl Guard {
     pub fn outcome<T: Op>(&self, p: &Program<T>) -> u64 {
         match self.kind {
             Kind::Compare { a, b } => order(p.operand_value(a).partial_cmp(&p.operand_value(b))),
+            Kind::Test { a, test } => u64::from(test.of(p.operand_value(a).value())),
             Kind::Piece { node } => {
                 let i = node as usize;
                 let [a, b] = p.operands[i];
@@ -191,6 +248,12 @@ pub(crate) fn explain<T: Op>(p: &Program<T>, k: usize, now: u64) -> (u32, String
                 order_name(now).to_string(),
             )
         }
+        Kind::Test { a, test } => (
+            a,
+            format!("{} of {}", test.name(), describe(p, a)),
+            (g.outcome == 1).to_string(),
+            (now == 1).to_string(),
+        ),
         Kind::Piece { node } => {
             let op = p.ops[node as usize];
             let words = |code: u64| match op {

@@ -28,7 +28,8 @@
 //! take another path, and replaying the old one would give a silently wrong derivative (the
 //! known flaw of compiled tapes elsewhere). So the tape records every decision it can see:
 //!
-//! * comparisons of `Var`s, with each other or with constants (`<`, `==`, `partial_cmp`, …);
+//! * comparisons of `Var`s, with each other or with constants (`<`, `==`, `partial_cmp`, …),
+//!   and the tests of `Float` on a `Var` (`is_nan`, `is_finite`, `is_sign_negative`, …);
 //! * the piece a piecewise rule took: the winner of `max`/`min`, the side of the kink of `abs`,
 //!   `relu` and `hypot`, and the integer produced by `floor`, `ceil`, `round`, `trunc`,
 //!   `signum`, `fract` and `%`.
@@ -38,7 +39,7 @@
 //! previous point. Record afresh there (the drivers of the `jacobian` crate do, and say so).
 //!
 //! What the tape cannot see: a branch on a number read out of a `Var` ([`Var::value`],
-//! `to_f64`, the `is_*` tests of `Float`) or on anything outside the function's inputs. Compare
+//! `to_f64`, `classify`) or on anything outside the function's inputs. Compare
 //! `Var`s instead, or record afresh. Likewise the constants: a number the function did not get
 //! as an input (captured data, a step index, a time) is replayed as recorded, so a function
 //! whose constants change between calls must be recorded afresh, or take them as inputs.
