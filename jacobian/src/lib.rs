@@ -37,7 +37,7 @@ mod plan;
 mod prepared;
 mod report;
 mod sweeps;
-mod transforms;
+pub mod transforms;
 
 pub use hessian::{
     Hessian, HessianPlan, Hvp, Pair, PairEstimate, SecondDirectional, estimate_hessian, hessian,
