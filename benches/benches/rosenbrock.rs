@@ -12,7 +12,8 @@
 //! `echidna_reverse` (echidna's Adept-style tape), `echidna_bytecode` (its bytecode tape,
 //! recorded and swept once per gradient) and `echidna_bytecode_replay` (recorded once,
 //! re-evaluated at a new point per gradient). `replay_gradient` is ours the same way (a
-//! `Tape::replayable` recording re-evaluated and swept), `replay_reevaluate` its first half.
+//! `Tape::replayable` recording re-evaluated and swept), `replay_reevaluate` its first half, `replay_record` the recording
+//! on a replayable tape.
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
 //! is large; the peers run on one thread. `RAYON_NUM_THREADS=1` makes every entry
@@ -83,6 +84,14 @@ fn bench(c: &mut Criterion) {
             b.iter(|| rec.reevaluate(black_box(&x_new)).unwrap())
         });
         drop(rec);
+        // Recording on a replayable tape: the program is kept beside the sweep's arrays.
+        group.bench_function("replay_record", |b| {
+            b.iter(|| {
+                let tape = reverse::Tape::replayable();
+                let xs = tape.vars(black_box(&x));
+                black_box(rosenbrock(&xs));
+            })
+        });
 
         // ⌈n/8⌉ sweeps of 8 tangents: O(n²) work, 1250 sweeps for n = 10 000. The brief was to
         // skip n = 10 000 if one run took over ~1 s; it takes 0.2–0.4 s on the 2-core machine

@@ -124,6 +124,7 @@ impl<T: Copy> Program<T> {
     }
 
     /// Drops the compiled form before the program grows (the constants leave `values`).
+    #[inline]
     fn grow(&mut self) {
         if self.compiled.take().is_some() {
             self.values.truncate(self.ops.len());
@@ -131,6 +132,7 @@ impl<T: Copy> Program<T> {
     }
 
     /// Describes the next node.
+    #[inline]
     pub fn push(&mut self, op: OpCode, form: Form, operands: [u32; 2], value: T) {
         self.grow();
         self.ops.push(op);
@@ -148,6 +150,7 @@ impl<T: Copy> Program<T> {
 
 impl<T: Copy> Program<T> {
     /// An operand: the node's index, or a constant (kept).
+    #[inline]
     pub fn operand(&mut self, var: Option<u32>, value: T) -> u32 {
         match var {
             Some(i) => i,
@@ -188,9 +191,8 @@ impl<T: Copy> Program<T> {
 }
 
 /// Runs `f` on the program of the tape `tape` (which has one: its id carries
-/// [`PROGRAM`](live::PROGRAM)). Out of line: only replayable and traced tapes come here.
-#[cold]
-#[inline(never)]
+/// [`PROGRAM`](live::PROGRAM)). Called from the cold paths of `Var`, into which it is inlined.
+#[inline(always)]
 pub(crate) fn note<T: Op>(tape: u64, f: impl FnOnce(&mut Program<T>)) {
     live::record(
         tape,
