@@ -36,6 +36,7 @@ mod hessian;
 mod plan;
 mod prepared;
 mod report;
+pub mod sparse;
 mod sweeps;
 pub mod transforms;
 

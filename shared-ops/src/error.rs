@@ -57,6 +57,15 @@ pub enum Error {
         /// The number of steps of the loop.
         steps: usize,
     },
+    /// An index lies outside the range it indexes (a sparsity pattern's column, a colour).
+    IndexOutOfRange {
+        /// What is indexed, as the message names it ("column of row 3").
+        what: String,
+        /// The index given.
+        index: usize,
+        /// The number of valid indices.
+        len: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -106,6 +115,9 @@ impl fmt::Display for Error {
                 f,
                 "checkpointing a loop of {steps} steps needs at least 1 slot (it holds the initial state), but 0 were given"
             ),
+            Error::IndexOutOfRange { what, index, len } => {
+                write!(f, "{what} is {index}, outside 0..{len}")
+            }
         }
     }
 }

@@ -1,0 +1,219 @@
+//! Greedy distance-2 colouring of a pattern's columns (or rows): columns of one colour share no
+//! row, so one forward lane (or one reverse adjoint for rows) computes all of them at once.
+
+use super::Pattern;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The order in which the greedy colouring visits the columns. Greedy colouring is optimal for
+/// some order; these are the usual heuristics for finding a good one.
+///
+/// ```
+/// use jacobian::sparse::Order;
+/// assert_eq!(Order::ALL.len(), 3);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Columns as numbered.
+    Natural,
+    /// Most neighbours first (columns sharing a row with many others).
+    LargestFirst,
+    /// Repeatedly set aside a column of fewest remaining neighbours; colour in the reverse of
+    /// that order (usually the fewest colours of the three).
+    SmallestLast,
+}
+
+impl Order {
+    /// Every order, for comparing them.
+    pub const ALL: [Order; 3] = [Order::Natural, Order::LargestFirst, Order::SmallestLast];
+}
+
+/// A colouring of a pattern's columns (or rows): a colour per column, their number, and the lower
+/// bound no colouring can go below (the largest row count for columns).
+///
+/// ```
+/// use jacobian::sparse::{Order, Pattern, colour_columns};
+/// // Columns 0 and 2 share no row: one colour.
+/// let p = Pattern::from_rows(3, &[vec![0, 1], vec![1, 2]])?;
+/// let c = colour_columns(&p, Order::Natural);
+/// assert_eq!(c.colours, vec![0, 1, 0]);
+/// assert_eq!(c.groups(), vec![vec![0, 2], vec![1]]);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Colouring {
+    /// The colour of each column (or row), `0..count`.
+    pub colours: Vec<usize>,
+    /// The number of colours: forward lanes (or reverse adjoints) for the whole matrix.
+    pub count: usize,
+    /// No colouring has fewer colours than this: the most nonzeros in a row (for columns) or
+    /// a column (for rows).
+    pub lower_bound: usize,
+    /// The order that produced it.
+    pub order: Order,
+}
+
+impl Colouring {
+    /// The columns (or rows) of each colour.
+    pub fn groups(&self) -> Vec<Vec<usize>> {
+        let mut groups = vec![Vec::new(); self.count];
+        for (j, &c) in self.colours.iter().enumerate() {
+            groups[c].push(j);
+        }
+        groups
+    }
+
+    /// True if no row of `p` has two columns of one colour (the columns of a colour are
+    /// structurally orthogonal), and every colour is below `count`.
+    ///
+    /// ```
+    /// use jacobian::sparse::{Colouring, Order, Pattern};
+    /// let p = Pattern::from_rows(2, &[vec![0, 1]])?;
+    /// let bad = Colouring { colours: vec![0, 0], count: 1, lower_bound: 2, order: Order::Natural };
+    /// assert!(!bad.is_valid_for_columns(&p));
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn is_valid_for_columns(&self, p: &Pattern) -> bool {
+        if self.colours.len() != p.cols() || self.colours.iter().any(|&c| c >= self.count) {
+            return false;
+        }
+        let mut seen = vec![usize::MAX; self.count];
+        (0..p.rows()).all(|i| {
+            p.row(i).iter().all(|&j| {
+                let c = self.colours[j];
+                let fresh = seen[c] != i;
+                seen[c] = i;
+                fresh
+            })
+        })
+    }
+
+    /// True if no column of `p` has two rows of one colour (for a colouring of rows).
+    pub fn is_valid_for_rows(&self, p: &Pattern) -> bool {
+        self.is_valid_for_columns(&p.transpose())
+    }
+}
+
+/// Colours the columns of `p` so that no row has two columns of one colour, greedily in `order`.
+/// Costs O(Σ over nonzeros of their row's length): linear in the nonzeros while rows are short
+/// (a dense row of length r costs r² however it is done). [`Order::SmallestLast`] also keeps
+/// each column's neighbours, as many as that sum.
+pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
+    let t = p.transpose();
+    let visit = match order {
+        Order::Natural => (0..p.cols()).collect(),
+        Order::LargestFirst => {
+            let degree = degrees(p, &t);
+            let mut v: Vec<usize> = (0..p.cols()).collect();
+            v.sort_by_key(|&j| Reverse(degree[j]));
+            v
+        }
+        Order::SmallestLast => smallest_last(p, &t),
+    };
+    let colours = greedy(p, &t, &visit);
+    let count = colours.iter().map(|&c| c + 1).max().unwrap_or(0);
+    Colouring {
+        colours,
+        count,
+        lower_bound: p.max_row_len(),
+        order,
+    }
+}
+
+/// Colours the rows of `p` so that no column has two rows of one colour: the columns of the
+/// transpose.
+///
+/// ```
+/// use jacobian::sparse::{Order, Pattern, colour_rows};
+/// // An arrow: row 0 is dense, the others diagonal.
+/// let n = 6;
+/// let rows: Vec<Vec<usize>> =
+///     (0..n).map(|i| if i == 0 { (0..n).collect() } else { vec![i] }).collect();
+/// let p = Pattern::from_rows(n, &rows)?;
+/// let c = colour_rows(&p, Order::SmallestLast);
+/// assert_eq!(c.count, 2); // one reverse sweep of 2 adjoints
+/// assert!(c.is_valid_for_rows(&p));
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
+    colour_columns(&p.transpose(), order)
+}
+
+/// The greedy colouring: each column in turn takes the least colour no neighbour has.
+fn greedy(p: &Pattern, t: &Pattern, visit: &[usize]) -> Vec<usize> {
+    let n = p.cols();
+    let mut colour = vec![usize::MAX; n];
+    // forbidden[c] == j: colour c is taken by a neighbour of column j.
+    let mut forbidden = vec![usize::MAX; n + 1];
+    for &j in visit {
+        for &i in t.row(j) {
+            for &k in p.row(i) {
+                if colour[k] != usize::MAX {
+                    forbidden[colour[k]] = j;
+                }
+            }
+        }
+        colour[j] = (0..).find(|&c| forbidden[c] != j).unwrap_or(n);
+    }
+    colour
+}
+
+/// The neighbours of column `j` (columns sharing a row with it), each once, into `out`.
+fn neighbours(p: &Pattern, t: &Pattern, j: usize, mark: &mut [usize], out: &mut Vec<usize>) {
+    out.clear();
+    mark[j] = j;
+    for &i in t.row(j) {
+        for &k in p.row(i) {
+            if mark[k] != j {
+                mark[k] = j;
+                out.push(k);
+            }
+        }
+    }
+}
+
+/// Each column's number of neighbours.
+fn degrees(p: &Pattern, t: &Pattern) -> Vec<usize> {
+    let mut mark = vec![usize::MAX; p.cols()];
+    let mut out = Vec::new();
+    (0..p.cols())
+        .map(|j| {
+            neighbours(p, t, j, &mut mark, &mut out);
+            out.len()
+        })
+        .collect()
+}
+
+/// The smallest-last order: repeatedly remove a column of least remaining degree; colour in
+/// the reverse of the removals.
+fn smallest_last(p: &Pattern, t: &Pattern) -> Vec<usize> {
+    let n = p.cols();
+    let mut mark = vec![usize::MAX; n];
+    let mut buf = Vec::new();
+    let adjacency: Vec<Vec<usize>> = (0..n)
+        .map(|j| {
+            neighbours(p, t, j, &mut mark, &mut buf);
+            buf.clone()
+        })
+        .collect();
+    let mut degree: Vec<usize> = adjacency.iter().map(Vec::len).collect();
+    let mut removed = vec![false; n];
+    let mut heap: BinaryHeap<Reverse<(usize, usize)>> =
+        (0..n).map(|j| Reverse((degree[j], j))).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse((d, j))) = heap.pop() {
+        if removed[j] || d != degree[j] {
+            continue; // a stale entry
+        }
+        removed[j] = true;
+        order.push(j);
+        for &k in &adjacency[j] {
+            if !removed[k] {
+                degree[k] -= 1;
+                heap.push(Reverse((degree[k], k)));
+            }
+        }
+    }
+    order.reverse();
+    order
+}

@@ -1,0 +1,140 @@
+//! Sparsity: patterns of Jacobians and Hessians, and the colourings that compress them.
+//!
+//! A sparse Jacobian needs far fewer sweeps than columns (or rows): columns that share no row
+//! (*structurally orthogonal*) can be seeded in the same forward lane, and their entries read
+//! back without confusion. A [`Pattern`] says where the structural nonzeros are;
+//! [`colour_columns`] groups the columns so (one forward lane per colour) and [`colour_rows`] the
+//! rows (one reverse adjoint per colour). The number of colours is never below the largest row
+//! (or column) count, reported beside it as [`Colouring::lower_bound`].
+//!
+//! ```
+//! use jacobian::sparse::{Order, Pattern, colour_columns};
+//!
+//! // The tridiagonal pattern of Fᵢ = xᵢ₋₁ − 2xᵢ + xᵢ₊₁ + sin xᵢ, n = 10 000.
+//! let n: usize = 10_000;
+//! let rows: Vec<Vec<usize>> =
+//!     (0..n).map(|i| (i.saturating_sub(1)..(i + 2).min(n)).collect()).collect();
+//! let p = Pattern::from_rows(n, &rows)?;
+//! let c = colour_columns(&p, Order::Natural);
+//! assert_eq!((c.count, c.lower_bound), (3, 3)); // 3 lanes instead of 10 000 columns
+//! assert!(c.is_valid_for_columns(&p));
+//! # Ok::<(), jacobian::Error>(())
+//! ```
+
+mod colouring;
+
+pub use colouring::{Colouring, Order, colour_columns, colour_rows};
+
+use shared_ops::Error;
+
+/// The sparsity pattern of an m×n matrix: for each row, the sorted columns of its structural
+/// nonzeros (compressed sparse rows, without values).
+///
+/// ```
+/// use jacobian::sparse::Pattern;
+/// let p = Pattern::from_rows(3, &[vec![2, 0], vec![1]])?;
+/// assert_eq!((p.rows(), p.cols(), p.nnz()), (2, 3, 3));
+/// assert_eq!(p.row(0), &[0, 2]);
+/// assert_eq!(p.transpose().row(2), &[0]);
+/// assert!(Pattern::from_rows(3, &[vec![3]]).is_err());
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    cols: usize,
+    /// Row i's columns are `indices[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<usize>,
+    indices: Vec<usize>,
+}
+
+impl Pattern {
+    /// A pattern of `cols` columns from each row's columns (in any order; repeats are merged).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::IndexOutOfRange`] for a column index not below `cols`, naming the row.
+    pub fn from_rows(cols: usize, rows: &[Vec<usize>]) -> Result<Pattern, Error> {
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        let mut indices = Vec::with_capacity(rows.iter().map(Vec::len).sum());
+        offsets.push(0);
+        for (i, row) in rows.iter().enumerate() {
+            if let Some(&j) = row.iter().find(|&&j| j >= cols) {
+                return Err(Error::IndexOutOfRange {
+                    what: format!("a column of row {i}"),
+                    index: j,
+                    len: cols,
+                });
+            }
+            let start = indices.len();
+            indices.extend_from_slice(row);
+            indices[start..].sort_unstable();
+            let mut kept = start;
+            for k in start..indices.len() {
+                if k == start || indices[k] != indices[kept - 1] {
+                    indices[kept] = indices[k];
+                    kept += 1;
+                }
+            }
+            indices.truncate(kept);
+            offsets.push(indices.len());
+        }
+        Ok(Pattern {
+            cols,
+            offsets,
+            indices,
+        })
+    }
+
+    /// Rows (m).
+    pub fn rows(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Columns (n).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Structural nonzeros.
+    pub fn nnz(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// The columns of row `i`, sorted.
+    pub fn row(&self, i: usize) -> &[usize] {
+        &self.indices[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    /// The pattern of the transpose: for each column, the rows it appears in.
+    pub fn transpose(&self) -> Pattern {
+        let mut counts = vec![0usize; self.cols + 1];
+        for &j in &self.indices {
+            counts[j + 1] += 1;
+        }
+        for j in 0..self.cols {
+            counts[j + 1] += counts[j];
+        }
+        let offsets = counts.clone();
+        let mut next = counts;
+        let mut indices = vec![0; self.nnz()];
+        for i in 0..self.rows() {
+            for &j in self.row(i) {
+                indices[next[j]] = i;
+                next[j] += 1;
+            }
+        }
+        Pattern {
+            cols: self.rows(),
+            offsets,
+            indices,
+        }
+    }
+
+    /// The most nonzeros in one row: no column colouring has fewer colours.
+    pub fn max_row_len(&self) -> usize {
+        (0..self.rows())
+            .map(|i| self.row(i).len())
+            .max()
+            .unwrap_or(0)
+    }
+}
