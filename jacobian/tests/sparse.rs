@@ -1,7 +1,7 @@
 //! Sparsity patterns and their colourings: validity on generated patterns, the lower bound,
 //! the known optimum of banded patterns, errors.
 
-use jacobian::sparse::{Order, Pattern, colour_columns, colour_rows};
+use jacobian::sparse::{Order, Pattern, colour_columns, colour_rows, colour_star};
 use proptest::prelude::*;
 
 /// The pattern of a band of half-width `k`: row i has columns i − k ..= i + k.
@@ -97,4 +97,75 @@ proptest! {
             }
         }
     }
+}
+
+/// A symmetric pattern from a random one: P + Pᵀ plus the diagonal.
+fn symmetric() -> impl Strategy<Value = Pattern> {
+    (1..30usize).prop_flat_map(|n| {
+        prop::collection::vec(prop::collection::vec(0..n, 0..4), n).prop_map(move |rows| {
+            let mut sym: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+            for (i, row) in rows.iter().enumerate() {
+                for &j in row {
+                    sym[i].push(j);
+                    sym[j].push(i);
+                }
+            }
+            Pattern::from_rows(n, &sym).unwrap()
+        })
+    })
+}
+
+proptest! {
+    /// Star colourings are star colourings (neighbours differ, no two-coloured path of four),
+    /// in every order, within their bounds.
+    #[test]
+    fn star_colourings_are_valid(p in symmetric()) {
+        for order in Order::ALL {
+            let s = colour_star(&p, order).unwrap();
+            prop_assert!(s.is_star(&p), "{order:?}: {:?}", s.colours);
+            prop_assert!(s.lower_bound <= s.count.max(1));
+            prop_assert!(s.count <= p.cols());
+        }
+    }
+}
+
+#[test]
+fn star_colouring_of_a_path_and_of_a_tridiagonal_hessian() {
+    // A path 0 – 1 – 2 – 3 coloured 0, 1, 0, 1 is two-coloured: not a star colouring.
+    let path =
+        Pattern::from_rows(4, &[vec![0, 1], vec![0, 1, 2], vec![1, 2, 3], vec![2, 3]]).unwrap();
+    let two = jacobian::sparse::Colouring {
+        colours: vec![0, 1, 0, 1],
+        count: 2,
+        lower_bound: 2,
+        order: Order::Natural,
+    };
+    assert!(!two.is_star(&path));
+    // A tridiagonal Hessian: 3 colours suffice (as for its columns).
+    let n: usize = 1000;
+    let rows: Vec<Vec<usize>> = (0..n)
+        .map(|i| (i.saturating_sub(1)..(i + 2).min(n)).collect())
+        .collect();
+    let p = Pattern::from_rows(n, &rows).unwrap();
+    for order in Order::ALL {
+        let s = colour_star(&p, order).unwrap();
+        assert!(s.is_star(&p));
+        assert!(s.count <= 4, "{order:?}: {}", s.count);
+    }
+    assert_eq!(colour_star(&p, Order::Natural).unwrap().count, 3);
+}
+
+#[test]
+fn star_colouring_refuses_an_unsymmetric_pattern() {
+    let p = Pattern::from_rows(3, &[vec![0, 2], vec![1], vec![2]]).unwrap();
+    let err = colour_star(&p, Order::Natural).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the 3×3 pattern is not symmetric: (0, 2) is a nonzero but (2, 0) is not"
+    );
+    let wide = Pattern::from_rows(3, &[vec![0]]).unwrap();
+    assert_eq!(
+        colour_star(&wide, Order::Natural).unwrap_err().to_string(),
+        "the pattern is 1×3, not square"
+    );
 }

@@ -57,6 +57,15 @@ pub enum Error {
         /// The number of steps of the loop.
         steps: usize,
     },
+    /// A pattern that must be square and symmetric (a Hessian's) is not.
+    NotSymmetric {
+        /// Its rows.
+        rows: usize,
+        /// Its columns.
+        cols: usize,
+        /// A nonzero `(i, j)` whose mirror `(j, i)` is missing, if it is square.
+        missing: Option<(usize, usize)>,
+    },
     /// An index lies outside the range it indexes (a sparsity pattern's column, a colour).
     IndexOutOfRange {
         /// What is indexed, as the message names it ("column of row 3").
@@ -115,6 +124,17 @@ impl fmt::Display for Error {
                 f,
                 "checkpointing a loop of {steps} steps needs at least 1 slot (it holds the initial state), but 0 were given"
             ),
+            Error::NotSymmetric {
+                rows,
+                cols,
+                missing,
+            } => match missing {
+                Some((i, j)) => write!(
+                    f,
+                    "the {rows}×{cols} pattern is not symmetric: ({i}, {j}) is a nonzero but ({j}, {i}) is not"
+                ),
+                None => write!(f, "the pattern is {rows}×{cols}, not square"),
+            },
             Error::IndexOutOfRange { what, index, len } => {
                 write!(f, "{what} is {index}, outside 0..{len}")
             }

@@ -4,8 +4,9 @@
 //! (*structurally orthogonal*) can be seeded in the same forward lane, and their entries read
 //! back without confusion. A [`Pattern`] says where the structural nonzeros are;
 //! [`colour_columns`] groups the columns so (one forward lane per colour) and [`colour_rows`] the
-//! rows (one reverse adjoint per colour). The number of colours is never below the largest row
-//! (or column) count, reported beside it as [`Colouring::lower_bound`].
+//! rows (one reverse adjoint per colour), and [`colour_star`] the columns of a symmetric
+//! (Hessian) pattern so that compressed Hessian-vector products recover every entry. The
+//! number of colours is reported beside a lower bound, [`Colouring::lower_bound`].
 //!
 //! ```
 //! use jacobian::sparse::{Order, Pattern, colour_columns};
@@ -23,7 +24,7 @@
 
 mod colouring;
 
-pub use colouring::{Colouring, Order, colour_columns, colour_rows};
+pub use colouring::{Colouring, Order, colour_columns, colour_rows, colour_star};
 
 use shared_ops::Error;
 
