@@ -1,8 +1,8 @@
-use crate::replay::guard::{self, Guard};
-use crate::replay::program::{self, Form, Program};
+mod notes;
+
+use crate::replay::program::{self, Form};
 use crate::tape::live::{self, PROGRAM, With, mixed};
 use crate::tape::storage::{Kept, NEG, Selecting, TapeData, Unit, Weighted};
-use core::cmp::Ordering;
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, OpCode, Unary, check_dot, rules};
@@ -135,119 +135,6 @@ impl<T: Op> Var<T> {
         live::record::<T, _>(self.tape, Unit([self.index | flag]))
     }
 
-    /// This variable as an operand of a program.
-    fn operand_of(self, p: &mut Program<T>) -> u32 {
-        p.operand((!self.is_constant()).then_some(self.index), self.value)
-    }
-
-    /// The node index of a variable, `None` for a constant: an operand of a program.
-    #[inline(always)]
-    fn slot(self) -> Option<u32> {
-        (!self.is_constant()).then_some(self.index)
-    }
-
-    cold_path! {
-    /// Keeps node `node` of a program (value `value`): the rule that made it from operands `a`
-    /// and `b` (node indices, `None` for constants, with their values), how its edges map onto
-    /// them, a user rule itself, and the piece a piecewise rule took.
-    ///
-    /// A cold path, as the tape's own (see `cold_path!`), taking scalars: a `Var` passed by
-    /// value would be passed by reference, and the user's loop would then keep its `Var`s in
-    /// memory (measured: Rosenbrock n = 1000 recorded in 22.6 µs that way, against 13 µs).
-    #[allow(clippy::too_many_arguments)]
-    fn describe(
-        tape: u64,
-        node: u32,
-        value: T,
-        form: Form,
-        code: OpCode,
-        (a, av): (Option<u32>, T),
-        (b, bv): (Option<u32>, T),
-        param: Option<u32>,
-        keep: impl FnOnce(u32) -> Option<program::Rule<T>>,
-    ) {
-        program::note(tape, |p: &mut Program<T>| {
-            let ra = p.operand(a, av);
-            let rb = match param {
-                Some(n) => n,
-                None => p.operand(b, bv),
-            };
-            p.push(code, form, [ra, rb], value);
-            if let Some(rule) = keep(node) {
-                p.rules.push(rule);
-            }
-            if guard::piecewise(code) {
-                let mut g = Guard {
-                    at: node + 1,
-                    kind: guard::Kind::Piece { node },
-                    outcome: 0,
-                };
-                g.outcome = g.outcome(p);
-                p.guards.push(g);
-            }
-        });
-    }
-    }
-
-    /// Compares the values, keeping the outcome as a guard on a tape that keeps a program.
-    fn compare(&self, other: &Self) -> Option<Ordering> {
-        let order = self.value.partial_cmp(&other.value);
-        if (self.tape | other.tape) & PROGRAM != 0 {
-            let (a, b) = (*self, *other);
-            Self::guard_compare(
-                (a.tape, a.index, a.value),
-                (b.tape, b.index, b.value),
-                guard::order(order),
-            );
-        }
-        order
-    }
-
-    /// A test of `Float` (`is_nan`, …) with its result, kept as a guard on a tape that keeps a
-    /// program.
-    fn test(self, name: &'static str, result: bool) -> bool {
-        if self.tape & PROGRAM != 0 {
-            Self::guard_test((self.tape, self.index, self.value), name, result);
-        }
-        result
-    }
-
-    cold_path! {
-    /// Keeps a test of `(tape, index, value)` as a guard.
-    fn guard_test(v: (u64, u32, T), name: &'static str, result: bool) {
-        let Some(test) = guard::Test::named(name) else {
-            return;
-        };
-        program::note(v.0, |p: &mut Program<T>| {
-            let a = p.operand(Some(v.1), v.2);
-            p.guards.push(Guard {
-                at: p.len() as u32,
-                kind: guard::Kind::Test { a, test },
-                outcome: u64::from(result),
-            });
-        });
-    }
-    }
-
-    cold_path! {
-    /// Keeps a comparison of `(tape, index, value)` operands as a guard (scalars, as
-    /// [`describe`](Var::describe)).
-    fn guard_compare(a: (u64, u32, T), b: (u64, u32, T), order: u64) {
-        let (a, b) = (Var::on_tape(a.2, a.0, a.1), Var::on_tape(b.2, b.0, b.1));
-        let Some(tape) = common_tape([a, b].into_iter()) else {
-            return;
-        };
-        program::note(tape, |p: &mut Program<T>| {
-            let (ra, rb) = (a.operand_of(p), b.operand_of(p));
-            p.guards.push(Guard {
-                at: p.len() as u32,
-                kind: guard::Kind::Compare { a: ra, b: rb },
-                outcome: order,
-            });
-        });
-    }
-    }
-
     /// The fused multiply-add rule (`Float::mul_add` calls it): one node with up to three edges.
     fn fused_mul_add(self, a: Var<T>, b: Var<T>) -> Var<T> {
         let (value, [da, db, dc]) = rules::mul_add(self.value, a.value, b.value);
@@ -316,32 +203,6 @@ impl<T: Op> Var<T> {
             Self::describe_many(tape, OpCode::Sum, terms, value);
         }
         Var::on_tape(value, tape, index)
-    }
-
-    cold_path! {
-    /// Keeps a term of a sum for its program, after the sum of the constants `before` it if it
-    /// is the first variable.
-    fn keep_term(terms: &mut Vec<Var<T>>, (has_before, before): (bool, T), v: (u64, u32, T)) {
-        if terms.is_empty() && has_before {
-            terms.push(Var::constant(before));
-        }
-        terms.push(Var::on_tape(v.2, v.0, v.1));
-    }
-    }
-
-    cold_path! {
-    /// Keeps an n-ary node of a program: its operands in order.
-    fn describe_many(tape: u64, op: OpCode, operands: impl IntoIterator<Item = Var<T>>, value: T) {
-        program::note(tape, |p: &mut Program<T>| {
-            let first = p.args.len();
-            for v in operands {
-                let r = v.operand_of(p);
-                p.args.push(r);
-            }
-            let count = p.args.len() - first;
-            p.push(op, Form::Many, [first as u32, count as u32], value);
-        });
-    }
     }
 }
 
