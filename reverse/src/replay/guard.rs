@@ -210,8 +210,8 @@ fn describe<T: Op>(p: &Program<T>, r: u32) -> String {
     }
 }
 
-/// `12` as `₁₂`.
-pub(crate) fn subscript(i: u32) -> String {
+/// `12` as `₁₂` (names of nodes, here and in traces).
+pub(crate) fn subscript(i: impl fmt::Display) -> String {
     i.to_string()
         .chars()
         .map(|c| char::from_u32(0x2080 + c.to_digit(10).unwrap_or(0)).unwrap_or(c))

@@ -8,12 +8,7 @@ pub(super) const BAR: char = '\u{304}';
 
 /// `v₁₂` for node 12.
 pub(super) fn default_name(i: usize) -> String {
-    const SUB: [char; 10] = ['₀', '₁', '₂', '₃', '₄', '₅', '₆', '₇', '₈', '₉'];
-    let mut s = String::from("v");
-    for d in i.to_string().bytes() {
-        s.push(SUB[(d - b'0') as usize]);
-    }
-    s
+    format!("v{}", crate::replay::guard::subscript(i))
 }
 
 /// Puts the tangent dot or adjoint bar over a name: over its letter when the name is one letter

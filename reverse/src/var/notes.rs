@@ -12,7 +12,7 @@ use shared_ops::{Op, OpCode};
 impl<T: Op> Var<T> {
     /// This variable as an operand of a program.
     fn operand_of(self, p: &mut Program<T>) -> u32 {
-        p.operand((!self.is_constant()).then_some(self.index), self.value)
+        p.operand(self.slot(), self.value)
     }
 
     /// The node index of a variable, `None` for a constant: an operand of a program.
