@@ -190,6 +190,20 @@ pub(crate) fn record_replayable<F: Function>(
     })
 }
 
+/// Records `f` on a plain tape (sweeps only).
+pub(crate) fn record_plain<F: Function>(
+    f: &F,
+    x: &[f64],
+    m: Option<usize>,
+) -> Result<Recorded, Error> {
+    let (tape, xs, ys) = record(f, Tape::with_capacity(8 * x.len()), x, m)?;
+    Ok(Recorded {
+        rec: tape.finish(),
+        xs,
+        ys,
+    })
+}
+
 /// Records `f` once on `tape`; returns the tape, the inputs and the outputs.
 fn record<F: Function>(
     f: &F,

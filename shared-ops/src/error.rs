@@ -75,6 +75,12 @@ pub enum Error {
         /// The number of valid indices.
         len: usize,
     },
+    /// Global sparsity detection met a decision that needs a value (a comparison, `is_nan`, …):
+    /// its numbers carry no values, so it cannot follow a branch.
+    NeedsValues {
+        /// The decision, as the message names it ("a comparison of two variables").
+        what: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -138,6 +144,10 @@ impl fmt::Display for Error {
             Error::IndexOutOfRange { what, index, len } => {
                 write!(f, "{what} is {index}, outside 0..{len}")
             }
+            Error::NeedsValues { what } => write!(
+                f,
+                "global sparsity detection met {what}, which needs values it does not carry: use local detection (Detection::Local), whose pattern holds at this x"
+            ),
         }
     }
 }

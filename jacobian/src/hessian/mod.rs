@@ -2,6 +2,8 @@
 //! products, and second-order directional derivatives of vector functions.
 
 mod pairs;
+
+pub(crate) use pairs::dual_sweep;
 mod plan;
 mod products;
 

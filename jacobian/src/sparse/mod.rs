@@ -23,8 +23,21 @@
 //! ```
 
 mod colouring;
+mod compressed;
+mod detect;
+mod hessian;
+mod jacobian;
+mod plan;
+mod tracer;
 
 pub use colouring::{Colouring, Order, colour_columns, colour_rows, colour_star};
+pub use detect::{hessian_pattern, jacobian_pattern};
+pub use hessian::{
+    PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian, sparse_hessian_with,
+};
+pub use jacobian::{PreparedSparseJacobian, SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobian_with};
+pub use plan::{SparsePlan, Strategy};
+pub use tracer::{Detection, Tracer};
 
 use shared_ops::Error;
 
@@ -84,6 +97,26 @@ impl Pattern {
             offsets,
             indices,
         })
+    }
+
+    /// A pattern from compressed rows that are sorted and in range (made by this crate).
+    pub(crate) fn from_csr(cols: usize, offsets: Vec<usize>, indices: Vec<usize>) -> Pattern {
+        debug_assert!(indices.iter().all(|&j| j < cols));
+        Pattern {
+            cols,
+            offsets,
+            indices,
+        }
+    }
+
+    /// The compressed rows: row i's columns are `indices()[offsets()[i]..offsets()[i + 1]]`.
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
+    /// The column of each structural nonzero, row after row (see [`offsets`](Self::offsets)).
+    pub fn indices(&self) -> &[usize] {
+        &self.indices
     }
 
     /// Rows (m).

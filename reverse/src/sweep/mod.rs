@@ -3,6 +3,7 @@
 //! The recording is `Send + Sync`, so the sweeps of one recording can run on several threads.
 
 mod kernel;
+mod sets;
 
 use crate::tape::live::foreign;
 use crate::tape::memory;
@@ -217,6 +218,33 @@ macro_rules! sweep_methods {
                     }
                 }
                 self.with_data(|d| kernel::lanes(d, &mut out.adj));
+            }
+
+            /// The sparsity pattern of the Jacobian of `ys` with respect to `xs` *at the
+            /// recorded point*, in compressed rows: row `i` holds the positions in `xs` of the
+            /// inputs that `ys[i]` depends on, `indices[offsets[i]..offsets[i + 1]]`, sorted.
+            ///
+            /// One forward sweep of index sets: each node's set is the union of its operands'
+            /// sets, so the work is linear in the edges times the size of a set. Every recorded
+            /// edge counts, whatever its partial (so `x·y` at `y = 0` still depends on `x`):
+            /// the pattern is a superset of the nonzeros at this point. It holds at another
+            /// point as long as the recording would be the same there: the same branches of
+            /// the function, the same winners of `max`/`min` (whose loser the tape leaves
+            /// out). Constants in `xs` or `ys` have empty sets.
+            ///
+            /// ```
+            #[doc = $make]
+            /// let (offsets, indices) = t.dependencies(&[x], &[y, reverse::Var::constant(1.0)]);
+            /// assert_eq!((offsets, indices), (vec![0, 1, 1], vec![0])); // y = x·x reads x
+            /// ```
+            pub fn dependencies(&self, xs: &[Var<T>], ys: &[Var<T>]) -> (Vec<usize>, Vec<usize>) {
+                let node = |v: &Var<T>| {
+                    seed_end(self.id(), core::iter::once(*v));
+                    (!v.is_constant()).then(|| v.index())
+                };
+                let xs: Vec<Option<u32>> = xs.iter().map(node).collect();
+                let ys: Vec<Option<u32>> = ys.iter().map(node).collect();
+                self.with_data(|d| sets::dependencies(d, &xs, &ys))
             }
         }
     };

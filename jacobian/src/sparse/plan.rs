@@ -1,0 +1,229 @@
+//! The choice among dense and compressed sweeps for a sparse Jacobian, and the plan that says
+//! why.
+
+use super::Detection;
+use crate::plan::{cost, estimate};
+use crate::sparse::compressed::lanes_for;
+use core::fmt;
+
+/// How a sparse Jacobian is computed.
+///
+/// ```
+/// use jacobian::sparse::Strategy;
+/// assert_eq!(Strategy::ALL.len(), 4);
+/// assert_eq!(Strategy::Columns.to_string(), "sparse by columns");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// ⌈n/N⌉ forward sweeps of N unit tangents, as [`jacobian`](crate::jacobian).
+    DenseForward,
+    /// One recording and ⌈m/Q⌉ reverse sweeps of Q unit adjoints.
+    DenseReverse,
+    /// Forward sweeps with one lane per column colour (compressed columns).
+    Columns,
+    /// One recording and reverse sweeps with one adjoint per row colour (compressed rows).
+    Rows,
+}
+
+impl Strategy {
+    /// Every strategy, in the order the plan lists them.
+    pub const ALL: [Strategy; 4] = [
+        Strategy::DenseForward,
+        Strategy::DenseReverse,
+        Strategy::Columns,
+        Strategy::Rows,
+    ];
+
+    /// Sweeps and lanes for an m×n Jacobian with the given colour counts.
+    pub(crate) fn sweeps(self, n: usize, m: usize, colours: (usize, usize)) -> (usize, usize) {
+        let (per, lanes) = match self {
+            Strategy::DenseForward => (n, crate::sweeps::forward_lanes(n)),
+            Strategy::DenseReverse => (m, crate::sweeps::reverse_lanes(m)),
+            Strategy::Columns => (colours.0, lanes_for(colours.0)),
+            Strategy::Rows => (colours.1, lanes_for(colours.1)),
+        };
+        (per.div_ceil(lanes).max(1), lanes)
+    }
+
+    /// The cost model's estimate, in plain evaluations of `f` (see [`cost`](crate::cost)).
+    pub(crate) fn estimate(self, n: usize, m: usize, colours: (usize, usize)) -> f64 {
+        let (sweeps, lanes) = self.sweeps(n, m, colours);
+        let lanes = lanes as f64;
+        match self {
+            Strategy::DenseForward => estimate(n, m).forward,
+            Strategy::DenseReverse => estimate(n, m).reverse,
+            Strategy::Columns => sweeps as f64 * (cost::FWD_BASE + cost::FWD_LANE * lanes),
+            Strategy::Rows => {
+                cost::REC + sweeps as f64 * (cost::SWEEP_BASE + cost::SWEEP_LANE * lanes)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Strategy::DenseForward => "dense forward",
+            Strategy::DenseReverse => "dense reverse",
+            Strategy::Columns => "sparse by columns",
+            Strategy::Rows => "sparse by rows",
+        })
+    }
+}
+
+/// What a sparse Jacobian computation did and why: the detection, the colourings, the strategy
+/// and the sweeps it saved.
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// use jacobian::sparse::{Detection, Strategy, sparse_jacobian};
+/// struct Diagonal;
+/// impl Function for Diagonal {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         x.iter().map(|v| v.sin()).collect()
+///     }
+/// }
+/// let j = sparse_jacobian(&Diagonal, &[0.5; 1000])?;
+/// let p = &j.plan;
+/// assert_eq!((p.strategy, p.detection, p.column_colours, p.sweeps), (Strategy::Columns, Detection::Global, 1, 1));
+/// assert!(p.to_string().starts_with("sparse by columns: 1 colour for 1 000 columns: 1 sweep of 1 lane instead of 125 sweeps of 8"));
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct SparsePlan {
+    /// The strategy that ran.
+    pub strategy: Strategy,
+    /// The detection that ran: `Global` or `Local`, never `Auto`.
+    pub detection: Detection,
+    /// Why global detection was given up for local (the branch it met), under `Auto`.
+    pub fallback: Option<String>,
+    /// Inputs.
+    pub n: usize,
+    /// Outputs.
+    pub m: usize,
+    /// Structural nonzeros of the pattern.
+    pub nnz: usize,
+    /// Colours of the column colouring, and the bound no colouring goes below (the longest row).
+    pub column_colours: usize,
+    /// The longest row.
+    pub column_bound: usize,
+    /// Colours of the row colouring, and its bound (the longest column).
+    pub row_colours: usize,
+    /// The longest column.
+    pub row_bound: usize,
+    /// Sweeps run (after the recording, for `Rows` and `DenseReverse`).
+    pub sweeps: usize,
+    /// Tangents or adjoints per sweep.
+    pub lanes: usize,
+    /// The cost model's estimate of each strategy, in plain evaluations of `f`, in the order
+    /// of [`Strategy::ALL`].
+    pub estimates: [f64; 4],
+    /// Why this strategy, in words.
+    pub reason: String,
+    /// For a prepared Jacobian: why the pattern was detected again at this call, if it was.
+    pub redetected: Option<String>,
+}
+
+impl SparsePlan {
+    /// The estimate of one strategy.
+    pub fn estimate(&self, s: Strategy) -> f64 {
+        self.estimates[Strategy::ALL.iter().position(|&t| t == s).expect("a strategy")]
+    }
+}
+
+/// "1 sweep", "3 sweeps".
+pub(crate) fn count(k: usize, what: &str) -> String {
+    let k_str = thousands(k);
+    if k == 1 {
+        format!("{k_str} {what}")
+    } else {
+        format!("{k_str} {what}s")
+    }
+}
+
+/// 10000 as "10 000" (a thin space would not survive every terminal).
+pub(crate) fn thousands(k: usize) -> String {
+    let s = k.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+impl fmt::Display for SparsePlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (colours, of, dense, unit) = match self.strategy {
+            Strategy::Columns | Strategy::DenseForward => {
+                (self.column_colours, count(self.n, "column"), self.n, "lane")
+            }
+            Strategy::Rows | Strategy::DenseReverse => {
+                (self.row_colours, count(self.m, "row"), self.m, "adjoint")
+            }
+        };
+        let dense_lanes = match self.strategy {
+            Strategy::Columns | Strategy::DenseForward => crate::sweeps::forward_lanes(dense),
+            _ => crate::sweeps::reverse_lanes(dense),
+        };
+        write!(
+            f,
+            "{}: {} for {of}: {} of {} instead of {} of {dense_lanes}",
+            self.strategy,
+            count(colours, "colour"),
+            count(self.sweeps, "sweep"),
+            count(self.lanes, unit),
+            count(dense.div_ceil(dense_lanes).max(1), "sweep"),
+        )?;
+        write!(
+            f,
+            " ({} detection, {} nonzeros in {}×{}; {})",
+            match self.detection {
+                Detection::Local => "local",
+                _ => "global",
+            },
+            thousands(self.nnz),
+            self.m,
+            self.n,
+            self.reason
+        )?;
+        if let Some(why) = &self.fallback {
+            write!(f, "; global detection gave up at {why}")?;
+        }
+        if let Some(why) = &self.redetected {
+            write!(f, "; pattern detected again: {why}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The cheapest strategy by the cost model, and the reason in words; a tie goes to the sparse
+/// strategies unless the pattern is full.
+pub(crate) fn choose(
+    n: usize,
+    m: usize,
+    nnz: usize,
+    colours: (usize, usize),
+) -> (Strategy, [f64; 4], String) {
+    let estimates = Strategy::ALL.map(|s| s.estimate(n, m, colours));
+    let full = nnz == n * m;
+    let rank = |i: usize| {
+        let dense = i < 2;
+        (estimates[i], dense != full)
+    };
+    let best = (0..4)
+        .min_by(|&a, &b| rank(a).partial_cmp(&rank(b)).expect("finite estimates"))
+        .expect("four strategies");
+    let others: Vec<String> = (0..4)
+        .filter(|&i| i != best)
+        .map(|i| format!("{:.1} for {}", estimates[i], Strategy::ALL[i]))
+        .collect();
+    let reason = format!(
+        "estimated {:.1} evaluations of f against {}",
+        estimates[best],
+        others.join(", ")
+    );
+    (Strategy::ALL[best], estimates, reason)
+}

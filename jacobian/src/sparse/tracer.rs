@@ -1,0 +1,351 @@
+//! Sparsity detection by a number type: a [`Tracer`] carries the set of inputs it depends on,
+//! and (for Hessians) every nonlinear operation adds the pairs of inputs it couples.
+//!
+//! Without values (*global* detection) the sets hold for every x, but a branch on a value
+//! cannot be followed: the first one is kept as the reason to refuse. With values (*local*
+//! detection) comparisons follow the point's branches, and the sets hold where the branches
+//! are the same. The sets live in a thread-local arena for the duration of one detection.
+
+use shared_ops::num_traits::{One, Zero};
+use shared_ops::{Binary, Error, Function, Op, OpCode, Unary};
+use std::cell::RefCell;
+use std::fmt;
+
+/// The node of a constant: it depends on no input.
+const NONE: u32 = u32::MAX;
+
+/// A number for sparsity detection: which inputs it depends on (a node of the detection's
+/// arena) and, in local detection, its value. Only the detection drivers create inputs; a
+/// `Tracer` made by [`Op::constant`] is a constant.
+///
+/// ```
+/// use jacobian::sparse::{Detection, jacobian_pattern};
+/// use jacobian::{Function, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[2], x[1].floor(), x[1].sin() + x[2]]
+///     }
+/// }
+/// let p = jacobian_pattern(&F, &[1.0, 2.0, 3.0], Detection::Global)?;
+/// assert_eq!((p.row(0), p.row(1), p.row(2)), (&[0, 2][..], &[][..], &[1, 2][..]));
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Tracer {
+    node: u32,
+    value: f64,
+}
+
+impl Default for Tracer {
+    fn default() -> Self {
+        Tracer::from(0.0)
+    }
+}
+
+impl From<f64> for Tracer {
+    fn from(value: f64) -> Self {
+        Tracer { node: NONE, value }
+    }
+}
+
+impl fmt::Display for Tracer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.node {
+            NONE => write!(f, "{}", self.value),
+            node => write!(f, "tracer #{node}"),
+        }
+    }
+}
+
+/// One detection's sets: node `k`'s inputs are `items[bounds[k]..bounds[k + 1]]`.
+#[derive(Default)]
+struct Arena {
+    bounds: Vec<usize>,
+    items: Vec<u32>,
+    /// Pairs `(i, j)`, `i ≤ j`, of inputs some nonlinear operation couples (Hessians only).
+    pairs: Option<Vec<(u32, u32)>>,
+    /// Pairs kept after the last sort and dedup.
+    deduped: usize,
+    /// Values are carried (local detection).
+    local: bool,
+    /// The first decision that needed a value, in global detection.
+    refused: Option<String>,
+    scratch: Vec<u32>,
+}
+
+thread_local! {
+    static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
+}
+
+fn with<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
+    ARENA.with(|a| {
+        let mut a = a.borrow_mut();
+        let arena = a
+            .as_mut()
+            .expect("a Tracer was used outside a sparsity detection (or on another thread)");
+        f(arena)
+    })
+}
+
+impl Arena {
+    fn set(&self, node: u32) -> &[u32] {
+        match node {
+            NONE => &[],
+            k => &self.items[self.bounds[k as usize]..self.bounds[k as usize + 1]],
+        }
+    }
+
+    /// A new node whose set is the union of the given nodes' sets.
+    fn union(&mut self, nodes: &[u32]) -> u32 {
+        let live: Vec<u32> = nodes.iter().copied().filter(|&k| k != NONE).collect();
+        match live[..] {
+            [] => return NONE,
+            // One operand (or the same twice): the same set, no new node.
+            [a] => return a,
+            [a, b] if a == b => return a,
+            _ => {}
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for &k in &live {
+            scratch.extend_from_slice(self.set(k));
+        }
+        scratch.sort_unstable();
+        scratch.dedup();
+        self.items.extend_from_slice(&scratch);
+        self.scratch = scratch;
+        self.bounds.push(self.items.len());
+        (self.bounds.len() - 2) as u32
+    }
+
+    /// Records that second derivatives couple every input of `a` with every input of `b`.
+    fn couple(&mut self, a: u32, b: u32) {
+        let Some(mut pairs) = self.pairs.take() else {
+            return;
+        };
+        for &i in self.set(a) {
+            for &j in self.set(b) {
+                pairs.push((i.min(j), i.max(j)));
+            }
+        }
+        // Keep duplicates from growing without bound: dedup when the list has doubled.
+        if pairs.len() > 2 * self.deduped.max(1 << 16) {
+            pairs.sort_unstable();
+            pairs.dedup();
+            self.deduped = pairs.len();
+        }
+        self.pairs = Some(pairs);
+    }
+
+    fn refuse(&mut self, what: impl FnOnce() -> String) {
+        if !self.local && self.refused.is_none() {
+            self.refused = Some(what());
+        }
+    }
+}
+
+/// How an operation's second derivatives couple its operands.
+enum Curvature {
+    /// Constant almost everywhere (`floor`, `signum`, …): no dependence at all.
+    Flat,
+    /// Linear, or piecewise linear (`abs`, `max`, `%`): first-order dependence only.
+    Linear,
+    /// `a·b`: only the cross term.
+    Product,
+    /// `a / b`: the cross term and `b` with itself.
+    Quotient,
+    /// Anything else: every pair.
+    Nonlinear,
+}
+
+fn curvature(code: OpCode) -> Curvature {
+    use OpCode::*;
+    match code {
+        Floor | Ceil | Round | Trunc | Signum => Curvature::Flat,
+        Add | Sub | Neg | Abs | Relu | Fract | Max | Min | Rem | Sum => Curvature::Linear,
+        Mul => Curvature::Product,
+        Div => Curvature::Quotient,
+        _ => Curvature::Nonlinear,
+    }
+}
+
+impl Tracer {
+    fn is_input_free(self) -> bool {
+        self.node == NONE
+    }
+
+    /// The `a·b + c` of `mul_add`.
+    pub fn fused_mul_add(self, a: Self, b: Self) -> Self {
+        self * a + b
+    }
+}
+
+impl Op for Tracer {
+    fn constant(c: f64) -> Self {
+        Tracer::from(c)
+    }
+
+    fn value(&self) -> f64 {
+        self.value
+    }
+
+    fn apply1<R: Unary>(self, rule: R) -> Self {
+        let value = rule.eval(self.value).0;
+        if self.is_input_free() {
+            return Tracer::from(value);
+        }
+        let node = with(|a| match curvature(R::CODE) {
+            Curvature::Flat => NONE,
+            Curvature::Nonlinear => {
+                a.couple(self.node, self.node);
+                self.node
+            }
+            _ => self.node,
+        });
+        Tracer { node, value }
+    }
+
+    fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
+        let value = rule.eval(self.value, other.value).0;
+        if self.is_input_free() && other.is_input_free() {
+            return Tracer::from(value);
+        }
+        let (a, b) = (self.node, other.node);
+        let node = with(|arena| {
+            let curvature = curvature(R::CODE);
+            if let Curvature::Flat = curvature {
+                return NONE;
+            }
+            let ab = arena.union(&[a, b]);
+            match curvature {
+                Curvature::Product => arena.couple(a, b),
+                Curvature::Quotient => {
+                    arena.couple(a, b);
+                    arena.couple(b, b);
+                }
+                Curvature::Nonlinear => arena.couple(ab, ab),
+                Curvature::Flat | Curvature::Linear => {}
+            }
+            ab
+        });
+        Tracer { node, value }
+    }
+}
+
+impl Zero for Tracer {
+    fn zero() -> Self {
+        Tracer::from(0.0)
+    }
+    fn is_zero(&self) -> bool {
+        self.is_input_free() && self.value == 0.0
+    }
+}
+
+impl One for Tracer {
+    fn one() -> Self {
+        Tracer::from(1.0)
+    }
+}
+
+shared_ops::impl_float_via_rules!(
+    impl [] for Tracer, inner f64, primal |t| t.value,
+    // A sum is one union, not a chain of growing ones.
+    sum |iter| {
+        let terms: Vec<Tracer> = iter.collect();
+        let value = terms.iter().map(|t| t.value).sum();
+        let nodes: Vec<u32> = terms.iter().map(|t| t.node).collect();
+        let node = if nodes.iter().all(|&k| k == NONE) { NONE } else { with(|a| a.union(&nodes)) };
+        Tracer { node, value }
+    },
+    compare |a, b| {
+        if !(a.is_input_free() && b.is_input_free()) {
+            with(|arena| arena.refuse(|| "a comparison of values (<, >, ==, max by hand, …)".into()));
+        }
+        a.value.partial_cmp(&b.value)
+    },
+    test |x, name, result| {
+        if !x.is_input_free() {
+            with(|arena| arena.refuse(|| format!("a test of a value ({name})")));
+        }
+        result
+    }
+);
+
+/// Which sparsity detection to run.
+///
+/// | | `Global` | `Local` |
+/// |---|---|---|
+/// | how | [`Tracer`]s without values | a recording at x (Jacobians), or [`Tracer`]s with values (Hessians) |
+/// | holds | at every x | at x, and wherever `f` takes the same branches |
+/// | branches on values | refused with [`Error::NeedsValues`] | followed |
+/// | `max`, `min`, `abs` | both operands | both (`Tracer`), the winner (recording) |
+///
+/// `Auto` (the default) runs `Global` and falls back to `Local` if `f` branches on a value; the
+/// plan says which ran.
+///
+/// ```
+/// assert_eq!(jacobian::sparse::Detection::default(), jacobian::sparse::Detection::Auto);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Detection {
+    /// Global, else local.
+    #[default]
+    Auto,
+    /// Valid for every x; refuses functions that branch on values.
+    Global,
+    /// Valid at x (and where the branches are the same).
+    Local,
+}
+
+/// The sets a traced evaluation left: per output, its inputs; and the coupled pairs.
+pub(crate) struct Traced {
+    pub rows: Vec<Vec<usize>>,
+    pub pairs: Vec<(usize, usize)>,
+}
+
+/// Evaluates `f` on tracers: with values if `local`, with the coupled pairs if `hessian`.
+pub(crate) fn trace<F: Function>(
+    f: &F,
+    x: &[f64],
+    local: bool,
+    hessian: bool,
+) -> Result<Traced, Error> {
+    let n = x.len();
+    let arena = Arena {
+        bounds: (0..=n).collect(),
+        items: (0..n as u32).collect(),
+        pairs: hessian.then(Vec::new),
+        local,
+        ..Arena::default()
+    };
+    let previous = ARENA.with(|a| a.replace(Some(arena)));
+    let xs: Vec<Tracer> = x
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| Tracer {
+            node: k as u32,
+            value: if local { v } else { f64::NAN },
+        })
+        .collect();
+    let ys = f.eval(&xs);
+    let arena = ARENA
+        .with(|a| a.replace(previous))
+        .expect("the detection's arena");
+    if let Some(what) = arena.refused {
+        return Err(Error::NeedsValues { what });
+    }
+    let rows = ys
+        .iter()
+        .map(|y| arena.set(y.node).iter().map(|&k| k as usize).collect())
+        .collect();
+    let mut pairs: Vec<(usize, usize)> = arena
+        .pairs
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(i, j)| (i as usize, j as usize))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    Ok(Traced { rows, pairs })
+}
