@@ -213,7 +213,12 @@ fn hessian_lanes<const N: usize, F: Function>(
 /// The nonzeros of `J` (in `p`'s order) from `J·S` (m × k): entry (i, j) is `B[i, c(j)]`.
 /// Returns false if `B` holds a nonzero where no column of `p` could put one (the pattern
 /// missed an entry: the function took another branch).
-pub(crate) fn decompress_columns(p: &Pattern, c: &Colouring, b: &[f64], values: &mut Vec<f64>) -> bool {
+pub(crate) fn decompress_columns(
+    p: &Pattern,
+    c: &Colouring,
+    b: &[f64],
+    values: &mut Vec<f64>,
+) -> bool {
     let k = c.count;
     values.clear();
     let mut clean = true;

@@ -35,7 +35,9 @@ pub use detect::{hessian_pattern, jacobian_pattern};
 pub use hessian::{
     PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian, sparse_hessian_with,
 };
-pub use jacobian::{PreparedSparseJacobian, SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobian_with};
+pub use jacobian::{
+    PreparedSparseJacobian, SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobian_with,
+};
 pub use plan::{SparsePlan, Strategy};
 pub use tracer::{Detection, Tracer};
 

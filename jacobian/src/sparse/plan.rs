@@ -127,7 +127,10 @@ pub struct SparsePlan {
 impl SparsePlan {
     /// The estimate of one strategy.
     pub fn estimate(&self, s: Strategy) -> f64 {
-        self.estimates[Strategy::ALL.iter().position(|&t| t == s).expect("a strategy")]
+        self.estimates[Strategy::ALL
+            .iter()
+            .position(|&t| t == s)
+            .expect("a strategy")]
     }
 }
 
