@@ -28,6 +28,7 @@ mod detect;
 mod hessian;
 mod jacobian;
 mod plan;
+mod spy;
 mod tracer;
 
 pub use colouring::{Colouring, Order, colour_columns, colour_rows, colour_star};
