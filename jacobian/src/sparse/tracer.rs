@@ -96,19 +96,49 @@ impl Arena {
         }
     }
 
-    /// A new node whose set is the union of the given nodes' sets.
+    /// A node whose set is the union of `a`'s and `b`'s: one of them if it holds the other's
+    /// (no new node), else a new node by a merge of the two sorted sets.
+    fn union2(&mut self, a: u32, b: u32) -> u32 {
+        if a == NONE || a == b {
+            return b;
+        }
+        if b == NONE {
+            return a;
+        }
+        let (ra, rb) = (self.range(a), self.range(b));
+        let (mut i, mut j) = (ra.start, rb.start);
+        let start = self.items.len();
+        self.items.reserve(ra.len() + rb.len());
+        while i < ra.end && j < rb.end {
+            let (x, y) = (self.items[i], self.items[j]);
+            self.items.push(x.min(y));
+            i += usize::from(x <= y);
+            j += usize::from(y <= x);
+        }
+        self.items.extend_from_within(i..ra.end);
+        self.items.extend_from_within(j..rb.end);
+        let len = self.items.len() - start;
+        // Same size as an operand: it is that operand's set.
+        if len == ra.len() {
+            self.items.truncate(start);
+            return a;
+        }
+        if len == rb.len() {
+            self.items.truncate(start);
+            return b;
+        }
+        self.bounds.push(self.items.len());
+        (self.bounds.len() - 2) as u32
+    }
+
+    /// A new node whose set is the union of the given nodes' sets (a sum of many terms).
     fn union(&mut self, nodes: &[u32]) -> u32 {
-        let live: Vec<u32> = nodes.iter().copied().filter(|&k| k != NONE).collect();
-        match live[..] {
-            [] => return NONE,
-            // One operand (or the same twice): the same set, no new node.
-            [a] => return a,
-            [a, b] if a == b => return a,
-            _ => {}
+        if let [a, b] = *nodes {
+            return self.union2(a, b);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        for &k in &live {
+        for &k in nodes {
             scratch.extend_from_slice(self.set(k));
         }
         scratch.sort_unstable();
@@ -117,6 +147,10 @@ impl Arena {
         self.scratch = scratch;
         self.bounds.push(self.items.len());
         (self.bounds.len() - 2) as u32
+    }
+
+    fn range(&self, node: u32) -> std::ops::Range<usize> {
+        self.bounds[node as usize]..self.bounds[node as usize + 1]
     }
 
     /// Records that second derivatives couple every input of `a` with every input of `b`.
