@@ -216,7 +216,10 @@ pub fn cost_report_with_runs<F: Function + Sync>(
 
 /// The median over `runs` samples of the time of one call of `run`. A sample repeats a fast
 /// call until it lasts about half a millisecond, so the clock's resolution does not dominate.
-fn median_time(runs: usize, mut run: impl FnMut() -> Result<(), Error>) -> Result<Duration, Error> {
+pub(crate) fn median_time(
+    runs: usize,
+    mut run: impl FnMut() -> Result<(), Error>,
+) -> Result<Duration, Error> {
     let start = Instant::now();
     run()?;
     let once = start.elapsed().max(Duration::from_nanos(10));

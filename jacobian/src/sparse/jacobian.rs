@@ -182,7 +182,8 @@ pub struct PreparedSparseJacobian<F> {
     pattern: Pattern,
     transpose: Pattern,
     csr: SparsityPattern,
-    colouring: Option<Colouring>,
+    columns: Colouring,
+    rows: Colouring,
     plan: SparsePlan,
     /// The local detection's recording, swept by the first `Rows` call.
     recorded: Option<Recorded>,
@@ -203,13 +204,20 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
 
     fn prepare(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
         let detected = detect_jacobian(&f, x, options.detection)?;
+        let none = Colouring {
+            colours: Vec::new(),
+            count: 0,
+            lower_bound: 0,
+            order: options.order,
+        };
         let mut prepared = PreparedSparseJacobian {
             f,
             options,
             pattern: Pattern::from_csr(0, vec![0], Vec::new()),
             transpose: Pattern::from_csr(0, vec![0], Vec::new()),
             csr: SparsityPattern::zeros(0, 0),
-            colouring: None,
+            columns: none.clone(),
+            rows: none,
             plan: SparsePlan {
                 strategy: Strategy::Columns,
                 detection: detected.ran,
@@ -274,11 +282,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             p.indices().to_vec(),
         )
         .expect("a pattern of sorted, in-range rows");
-        self.colouring = match strategy {
-            Strategy::Columns => Some(columns),
-            Strategy::Rows => Some(rows),
-            _ => None,
-        };
+        (self.columns, self.rows) = (columns, rows);
         self.recorded = d.recording.map(|(rec, xs, ys)| Recorded { rec, xs, ys });
         self.pattern = p;
         self.transpose = t;
@@ -313,7 +317,38 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
 
     /// The colouring the sweeps use (`None` for a dense strategy).
     pub fn colouring(&self) -> Option<&Colouring> {
-        self.colouring.as_ref()
+        match self.plan.strategy {
+            Strategy::Columns => Some(&self.columns),
+            Strategy::Rows => Some(&self.rows),
+            _ => None,
+        }
+    }
+
+    /// Runs `strategy` from now on, whatever the plan chose (to compare them).
+    ///
+    /// ```
+    /// use jacobian::{Function, Op};
+    /// use jacobian::sparse::{PreparedSparseJacobian, Strategy};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         x.iter().map(|v| v.exp()).collect()
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseJacobian::new(F, &[0.0; 10])?;
+    /// let by_columns = p.jacobian(&[1.0; 10])?;
+    /// p.use_strategy(Strategy::DenseReverse);
+    /// let dense = p.jacobian(&[1.0; 10])?;
+    /// assert_eq!(dense.plan.strategy, Strategy::DenseReverse);
+    /// assert_eq!((dense.plan.sweeps, dense.plan.lanes), (2, 8));
+    /// assert_eq!(dense.triplets(), by_columns.triplets());
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn use_strategy(&mut self, strategy: Strategy) {
+        let p = &mut self.plan;
+        (p.sweeps, p.lanes) = strategy.sweeps(p.n, p.m, (self.columns.count, self.rows.count));
+        p.strategy = strategy;
+        p.reason = "strategy chosen by the caller".into();
     }
 
     /// The plan of the last call (or of preparation).
@@ -349,8 +384,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 .expect("one value per nonzero"),
             plan: self.plan.clone(),
             colours: self
-                .colouring
-                .as_ref()
+                .colouring()
                 .map(|c| c.colours.clone())
                 .unwrap_or_default(),
         }
@@ -362,13 +396,15 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         let (p, m) = (&self.pattern, self.plan.m);
         let mut values = Vec::with_capacity(p.nnz());
         let b = &mut self.buffer;
-        let clean = match (self.plan.strategy, &self.colouring) {
-            (Strategy::Columns, Some(c)) => {
+        let clean = match self.plan.strategy {
+            Strategy::Columns => {
+                let c = &self.columns;
                 compressed::forward(&self.f, x, c, b)?;
                 check_length(m, b.value.len())?;
                 compressed::decompress_columns(p, c, &b.b, &mut values)
             }
-            (Strategy::Rows, Some(c)) => {
+            Strategy::Rows => {
+                let c = &self.rows;
                 let r = match self.recorded.take() {
                     Some(r) => r,
                     None => sweeps::record_plain(&self.f, x, Some(m))?,
@@ -376,7 +412,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 compressed::reverse(&r.rec, &r.xs, &r.ys, c, b);
                 compressed::decompress_rows(p, &self.transpose, c, &b.b, &mut values)
             }
-            (strategy, _) => {
+            strategy => {
                 let options = Options {
                     mode: match strategy {
                         Strategy::DenseForward => Mode::Forward,

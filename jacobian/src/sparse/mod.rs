@@ -28,6 +28,7 @@ mod detect;
 mod hessian;
 mod jacobian;
 mod plan;
+mod report;
 mod spy;
 mod tracer;
 
@@ -40,6 +41,7 @@ pub use jacobian::{
     PreparedSparseJacobian, SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobian_with,
 };
 pub use plan::{SparsePlan, Strategy};
+pub use report::{SparseCostReport, StrategyCost, sparse_cost_report};
 pub use tracer::{Detection, Tracer};
 
 use shared_ops::Error;

@@ -131,8 +131,7 @@ impl SparseHessian {
             + &draw(
                 m.nrows(),
                 m.ncols(),
-                m.triplet_iter()
-                    .map(|(i, j, _)| (i, j, c.get(j).copied())),
+                m.triplet_iter().map(|(i, j, _)| (i, j, c.get(j).copied())),
             )
     }
 }
