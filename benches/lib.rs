@@ -15,6 +15,9 @@
 //!   of the cross-tool suite.
 //! * **Recurrent layer** ([`Rnn`]): `h ← tanh(W·h + u·xᵢ + b)` over a long sequence, with the ODE
 //!   the workload of checkpointing ([`reverse::checkpoint`]).
+//! * **Sparse Jacobians** ([`sparse`]): a tridiagonal system, the Bratu problem on a grid, and
+//!   GradBench's bundle adjustment: Jacobians with a few nonzeros per row at any size, the
+//!   workloads of colourings and compressed sweeps.
 //!
 //! ```
 //! use benches::{Rosenbrock, rosenbrock_gradient, rosenbrock_input};
@@ -32,6 +35,7 @@
 pub mod gradbench;
 mod rnn;
 mod second_order;
+pub mod sparse;
 
 pub use rnn::Rnn;
 pub use second_order::{SinQuad, rosenbrock_hessian};
