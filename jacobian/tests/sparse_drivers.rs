@@ -171,7 +171,7 @@ fn the_tridiagonal_jacobian_is_exact_and_explains_itself() {
     let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
     let j = sparse_jacobian(&Tridiagonal, &x).unwrap();
     assert_eq!(j.plan.strategy, Chosen::Columns);
-    assert_eq!((j.plan.column_colours, j.plan.column_bound), (3, 3));
+    assert_eq!((j.plan.column_colours, j.plan.column_bound), (Some(3), 3));
     assert_eq!(j.matrix.nnz(), 3 * n - 2);
     for (i, k, v) in j.triplets() {
         let want = if i == k { x[i].cos() - 2.0 } else { 1.0 };
@@ -190,7 +190,10 @@ fn the_tridiagonal_jacobian_is_exact_and_explains_itself() {
         ..SparseOptions::default()
     };
     let r = sparse_jacobian_with(&Tridiagonal, &x, rows).unwrap();
-    assert_eq!((r.plan.strategy, r.plan.row_colours), (Chosen::Rows, 3));
+    assert_eq!(
+        (r.plan.strategy, r.plan.row_colours),
+        (Chosen::Rows, Some(3))
+    );
     assert_eq!(r.triplets(), j.triplets());
 }
 
@@ -223,14 +226,39 @@ fn global_detection_refuses_a_branch_and_auto_falls_back_to_local() {
     assert_eq!(j.triplets(), vec![(0, 0, 2.0), (0, 1, 1.0), (1, 2, 1.0)]);
 }
 
+/// Row 1 reads x₁ too when x₀ ≤ 0.
+struct Widens;
+
+impl Function for Widens {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        if x[0] > T::zero() {
+            vec![x[0] * x[1], x[2]]
+        } else {
+            vec![x[0] * x[1], x[2] + x[1] * x[1]]
+        }
+    }
+}
+
 #[test]
 fn a_prepared_local_pattern_is_detected_again_when_the_branch_flips() {
-    let mut p = PreparedSparseJacobian::new(Branchy, &[1.0, 2.0, 3.0]).unwrap();
+    let mut p = PreparedSparseJacobian::new(Widens, &[1.0, 2.0, 3.0]).unwrap();
+    assert_eq!(p.plan().detection, Detection::Local);
+    // Columns 0 and 2 share a colour, column 1 has its own; row 1 used only column 2's.
+    assert_eq!(p.colouring().unwrap().colours, vec![0, 1, 0]);
+    let same_branch = p.jacobian(&[2.0, 2.0, 3.0]).unwrap();
+    assert_eq!(
+        (p.redetections(), same_branch.plan.redetected.clone()),
+        (0, None)
+    );
+    // At x₀ < 0, row 1 gains x₁, whose colour row 1 did not use: the check sees it.
     let j = p.jacobian(&[-1.0, 2.0, 3.0]).unwrap();
-    // Row 1 is now x₀, whose colour row 1 did not use: the check sees it.
     assert_eq!(p.redetections(), 1);
     assert!(j.plan.redetected.is_some(), "{}", j.plan);
-    assert_eq!(j.triplets(), vec![(0, 1, 3.0), (0, 2, 2.0), (1, 0, 1.0)]);
+    assert!(j.plan.to_string().contains("pattern detected again"));
+    assert_eq!(
+        j.triplets(),
+        vec![(0, 0, 2.0), (0, 1, -1.0), (1, 1, 4.0), (1, 2, 1.0)]
+    );
 }
 
 #[test]

@@ -99,18 +99,22 @@ impl Colouring {
 /// (a dense row of length r costs r² however it is done). [`Order::SmallestLast`] also keeps
 /// each column's neighbours, as many as that sum.
 pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
-    let t = p.transpose();
+    colour_with_transpose(p, &p.transpose(), order)
+}
+
+/// [`colour_columns`] of `p` given its transpose `t` (the drivers colour both ways).
+pub(crate) fn colour_with_transpose(p: &Pattern, t: &Pattern, order: Order) -> Colouring {
     let visit = match order {
         Order::Natural => (0..p.cols()).collect(),
         Order::LargestFirst => {
-            let degree = degrees(p, &t);
+            let degree = degrees(p, t);
             let mut v: Vec<usize> = (0..p.cols()).collect();
             v.sort_by_key(|&j| Reverse(degree[j]));
             v
         }
-        Order::SmallestLast => smallest_last(p, &t),
+        Order::SmallestLast => smallest_last(p, t),
     };
-    let colours = greedy(p, &t, &visit);
+    let colours = greedy(p, t, &visit);
     let count = colours.iter().map(|&c| c + 1).max().unwrap_or(0);
     Colouring {
         colours,

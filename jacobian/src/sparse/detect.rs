@@ -46,8 +46,8 @@ pub(crate) fn detect_jacobian<F: Function>(
         detection,
         || {
             let t = trace(f, x, false, false)?;
-            check_declared(f, t.rows.len(), "sparsity detection")?;
-            Pattern::from_rows(n, &t.rows)
+            check_declared(f, t.offsets.len() - 1, "sparsity detection")?;
+            Ok(Pattern::from_csr(n, t.offsets, t.indices))
         },
         || {
             let tape = Tape::with_capacity(8 * n);
@@ -77,9 +77,9 @@ pub(crate) fn detect_hessian<F: Function>(
     let n = x.len();
     let run = |local: bool| -> Result<Pattern, Error> {
         let t = trace(f, x, local, true)?;
-        if t.rows.len() != 1 {
+        if t.offsets.len() != 2 {
             return Err(Error::NotScalar {
-                outputs: t.rows.len(),
+                outputs: t.offsets.len() - 1,
             });
         }
         let mut rows = vec![Vec::new(); n];

@@ -1,10 +1,11 @@
 //! Sparse Jacobians: detect, colour, sweep compressed, decompress into CSR; once, or prepared
 //! for many points.
 
+use super::colouring::colour_with_transpose;
 use super::compressed::{self, Compressed};
 use super::detect::{Detected, detect_jacobian};
 use super::plan::{SparsePlan, Strategy, choose};
-use super::{Colouring, Detection, Order, Pattern, colour_columns};
+use super::{Colouring, Detection, Order, Pattern};
 use crate::sweeps::{self, Recorded};
 use crate::{Mode, Options};
 use nalgebra::DMatrix;
@@ -67,7 +68,7 @@ impl SparseJacobian {
 /// ```
 /// use jacobian::sparse::{Detection, Order, SparseOptions};
 /// let o = SparseOptions::default();
-/// assert_eq!((o.mode, o.detection, o.order), (jacobian::Mode::Auto, Detection::Auto, Order::SmallestLast));
+/// assert_eq!((o.mode, o.detection, o.order), (jacobian::Mode::Auto, Detection::Auto, Order::Natural));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SparseOptions {
@@ -75,7 +76,10 @@ pub struct SparseOptions {
     pub mode: Mode,
     /// Which sparsity detection runs.
     pub detection: Detection,
-    /// The vertex order of the greedy colourings.
+    /// The vertex order of the greedy colourings. `Natural` by default: on the stencils and
+    /// block patterns benchmarked here the three orders gave the same counts, and smallest-last
+    /// costs ten times as long (it matters for a one-shot call; a prepared object may try
+    /// every order once).
     pub order: Order,
 }
 
@@ -84,7 +88,7 @@ impl Default for SparseOptions {
         SparseOptions {
             mode: Mode::Auto,
             detection: Detection::Auto,
-            order: Order::SmallestLast,
+            order: Order::Natural,
         }
     }
 }
@@ -112,7 +116,7 @@ impl Default for SparseOptions {
 /// }
 /// let x = vec![0.0; 10_000];
 /// let j = jacobian::sparse::sparse_jacobian(&Tridiagonal, &x)?;
-/// assert_eq!((j.plan.column_colours, j.plan.sweeps, j.matrix.nnz()), (3, 1, 29_998));
+/// assert_eq!((j.plan.column_colours, j.plan.sweeps, j.matrix.nnz()), (Some(3), 1, 29_998));
 /// assert_eq!(j.to_dense()[(5, 5)], -1.0); // −2 + cos 0
 /// println!("{}", j.plan); // sparse by columns: 3 colours for 10 000 columns: 1 sweep of 3 lanes …
 /// # Ok::<(), jacobian::Error>(())
@@ -152,14 +156,17 @@ pub fn sparse_jacobian_with<F: Function + Sync>(
 /// reused at every new point (the Jacobian a Newton or Levenberg–Marquardt loop asks for at each
 /// step). Each call runs the compressed sweeps only.
 ///
-/// **When the pattern must be detected again.** A global pattern holds at every x: never. A
-/// local one (the fallback for a function that branches on values) holds where `f` takes the
-/// branches it took at detection: each call checks that the compressed sweeps put no nonzero
-/// where the pattern has none, and if they did, detects the pattern again at this point, says
-/// so in [`SparsePlan::redetected`] and counts it ([`redetections`](Self::redetections)). The
-/// check cannot see a new nonzero that falls on a colour its row already uses: with a function
-/// whose branches change its pattern, force [`Detection::Global`] or call
-/// [`redetect`](Self::redetect) when the branches may have changed.
+/// **When the pattern must be detected again.** A global pattern (the default whenever `f`
+/// has no branch on a value) holds at every x: never. A local one (the fallback for a function
+/// that branches on values) holds wherever `f` takes the branches it took at detection; where
+/// it takes others, detect again. Each call checks that the compressed sweeps put no nonzero
+/// where the pattern leaves its colour unused in its row, and if they did, detects the pattern
+/// again at this point, says so in [`SparsePlan::redetected`] and counts it
+/// ([`redetections`](Self::redetections)). That check is cheap but partial: a new nonzero whose
+/// colour its row already uses mixes into that entry unseen. So with a local pattern, call
+/// [`redetect`](Self::redetect) when the branches may have changed, or make the branch
+/// value-free (`max`, `min`, `abs` and friends are followed by global detection) and let
+/// [`Detection::Global`] run.
 ///
 /// ```
 /// use jacobian::{Function, Op};
@@ -182,8 +189,9 @@ pub struct PreparedSparseJacobian<F> {
     pattern: Pattern,
     transpose: Pattern,
     csr: SparsityPattern,
-    columns: Colouring,
-    rows: Colouring,
+    /// The colourings, where made (see [`adopt`](Self::adopt)).
+    columns: Option<Colouring>,
+    rows: Option<Colouring>,
     plan: SparsePlan,
     /// The local detection's recording, swept by the first `Rows` call.
     recorded: Option<Recorded>,
@@ -204,20 +212,14 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
 
     fn prepare(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
         let detected = detect_jacobian(&f, x, options.detection)?;
-        let none = Colouring {
-            colours: Vec::new(),
-            count: 0,
-            lower_bound: 0,
-            order: options.order,
-        };
         let mut prepared = PreparedSparseJacobian {
             f,
             options,
             pattern: Pattern::from_csr(0, vec![0], Vec::new()),
             transpose: Pattern::from_csr(0, vec![0], Vec::new()),
             csr: SparsityPattern::zeros(0, 0),
-            columns: none.clone(),
-            rows: none,
+            columns: None,
+            rows: None,
             plan: SparsePlan {
                 strategy: Strategy::Columns,
                 detection: detected.ran,
@@ -225,9 +227,9 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 n: 0,
                 m: 0,
                 nnz: 0,
-                column_colours: 0,
+                column_colours: None,
                 column_bound: 0,
-                row_colours: 0,
+                row_colours: None,
                 row_bound: 0,
                 sweeps: 0,
                 lanes: 0,
@@ -243,19 +245,63 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         Ok(prepared)
     }
 
-    /// Takes a detected pattern: colours it both ways, plans, keeps what the sweeps need.
+    /// Takes a detected pattern: colours it, plans, keeps what the sweeps need.
+    ///
+    /// Under `Auto` the side with the smaller lower bound is coloured first, and the other only
+    /// if its lower bound leaves it a chance: colouring rows that share long columns (the
+    /// camera columns of bundle adjustment) costs far more than the sweeps it could save.
     fn adopt(&mut self, d: Detected) {
         let p = d.pattern;
         let (n, m) = (p.cols(), p.rows());
         let t = p.transpose();
-        let columns = colour_columns(&p, self.options.order);
-        let rows = colour_columns(&t, self.options.order);
-        let counts = (columns.count, rows.count);
-        let (auto, estimates, reason) = choose(n, m, p.nnz(), counts);
-        let (strategy, reason) = match self.options.mode {
-            Mode::Forward => (Strategy::Columns, "mode forced by the caller".to_string()),
-            Mode::Reverse => (Strategy::Rows, "mode forced by the caller".to_string()),
-            Mode::Auto => (auto, reason),
+        let order = self.options.order;
+        let bounds = (p.max_row_len(), t.max_row_len());
+        let (mut columns, mut rows) = (None, None);
+        match self.options.mode {
+            Mode::Forward => columns = Some(colour_with_transpose(&p, &t, order)),
+            Mode::Reverse => rows = Some(colour_with_transpose(&t, &p, order)),
+            Mode::Auto => {
+                let first_columns = bounds.0 <= bounds.1;
+                let first = if first_columns {
+                    colour_with_transpose(&p, &t, order)
+                } else {
+                    colour_with_transpose(&t, &p, order)
+                };
+                // The other side at its lower bound, against the first at its colours.
+                let (mine, other, counts) = if first_columns {
+                    (Strategy::Columns, Strategy::Rows, (first.count, bounds.1))
+                } else {
+                    (Strategy::Rows, Strategy::Columns, (bounds.0, first.count))
+                };
+                let hope = other.estimate(n, m, counts) < mine.estimate(n, m, counts);
+                if first_columns {
+                    rows = hope.then(|| colour_with_transpose(&t, &p, order));
+                    columns = Some(first);
+                } else {
+                    columns = hope.then(|| colour_with_transpose(&p, &t, order));
+                    rows = Some(first);
+                }
+            }
+        }
+        let count = |c: &Option<Colouring>| c.as_ref().map(|c| c.count);
+        let (column_colours, row_colours) = (count(&columns), count(&rows));
+        let counts = (
+            column_colours.unwrap_or(bounds.0),
+            row_colours.unwrap_or(bounds.1),
+        );
+        let (strategy, estimates, reason) = match self.options.mode {
+            Mode::Forward => (
+                Strategy::Columns,
+                [0.0; 4],
+                "mode forced by the caller".into(),
+            ),
+            Mode::Reverse => (Strategy::Rows, [0.0; 4], "mode forced by the caller".into()),
+            Mode::Auto => choose(n, m, p.nnz(), counts, (column_colours, row_colours)),
+        };
+        let estimates = if self.options.mode == Mode::Auto {
+            estimates
+        } else {
+            Strategy::ALL.map(|s| s.estimate(n, m, counts))
         };
         let (sweeps, lanes) = strategy.sweeps(n, m, counts);
         self.plan = SparsePlan {
@@ -265,10 +311,10 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             n,
             m,
             nnz: p.nnz(),
-            column_colours: columns.count,
-            column_bound: columns.lower_bound,
-            row_colours: rows.count,
-            row_bound: rows.lower_bound,
+            column_colours,
+            column_bound: bounds.0,
+            row_colours,
+            row_bound: bounds.1,
             sweeps,
             lanes,
             estimates,
@@ -318,8 +364,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     /// The colouring the sweeps use (`None` for a dense strategy).
     pub fn colouring(&self) -> Option<&Colouring> {
         match self.plan.strategy {
-            Strategy::Columns => Some(&self.columns),
-            Strategy::Rows => Some(&self.rows),
+            Strategy::Columns => self.columns.as_ref(),
+            Strategy::Rows => self.rows.as_ref(),
             _ => None,
         }
     }
@@ -345,8 +391,29 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     /// # Ok::<(), jacobian::Error>(())
     /// ```
     pub fn use_strategy(&mut self, strategy: Strategy) {
+        let order = self.options.order;
+        let (p, t) = (&self.pattern, &self.transpose);
+        match strategy {
+            Strategy::Columns => {
+                let c = self
+                    .columns
+                    .get_or_insert_with(|| colour_with_transpose(p, t, order));
+                self.plan.column_colours = Some(c.count);
+            }
+            Strategy::Rows => {
+                let c = self
+                    .rows
+                    .get_or_insert_with(|| colour_with_transpose(t, p, order));
+                self.plan.row_colours = Some(c.count);
+            }
+            _ => {}
+        }
         let p = &mut self.plan;
-        (p.sweeps, p.lanes) = strategy.sweeps(p.n, p.m, (self.columns.count, self.rows.count));
+        let counts = (
+            p.column_colours.unwrap_or(p.column_bound),
+            p.row_colours.unwrap_or(p.row_bound),
+        );
+        (p.sweeps, p.lanes) = strategy.sweeps(p.n, p.m, counts);
         p.strategy = strategy;
         p.reason = "strategy chosen by the caller".into();
     }
@@ -398,13 +465,13 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         let b = &mut self.buffer;
         let clean = match self.plan.strategy {
             Strategy::Columns => {
-                let c = &self.columns;
+                let c = self.columns.as_ref().expect("coloured columns");
                 compressed::forward(&self.f, x, c, b)?;
                 check_length(m, b.value.len())?;
                 compressed::decompress_columns(p, c, &b.b, &mut values)
             }
             Strategy::Rows => {
-                let c = &self.rows;
+                let c = self.rows.as_ref().expect("coloured rows");
                 let r = match self.recorded.take() {
                     Some(r) => r,
                     None => sweeps::record_plain(&self.f, x, Some(m))?,

@@ -85,7 +85,7 @@ impl fmt::Display for Strategy {
 /// }
 /// let j = sparse_jacobian(&Diagonal, &[0.5; 1000])?;
 /// let p = &j.plan;
-/// assert_eq!((p.strategy, p.detection, p.column_colours, p.sweeps), (Strategy::Columns, Detection::Global, 1, 1));
+/// assert_eq!((p.strategy, p.detection, p.column_colours, p.sweeps), (Strategy::Columns, Detection::Global, Some(1), 1));
 /// assert!(p.to_string().starts_with("sparse by columns: 1 colour for 1 000 columns: 1 sweep of 1 lane instead of 125 sweeps of 8"));
 /// # Ok::<(), jacobian::Error>(())
 /// ```
@@ -103,13 +103,15 @@ pub struct SparsePlan {
     pub m: usize,
     /// Structural nonzeros of the pattern.
     pub nnz: usize,
-    /// Colours of the column colouring, and the bound no colouring goes below (the longest row).
-    pub column_colours: usize,
-    /// The longest row.
+    /// Colours of the column colouring; `None` if the columns were not coloured (forced rows,
+    /// or rows so much cheaper that even [`column_bound`](Self::column_bound) colours could
+    /// not compete).
+    pub column_colours: Option<usize>,
+    /// No column colouring has fewer colours: the longest row.
     pub column_bound: usize,
-    /// Colours of the row colouring, and its bound (the longest column).
-    pub row_colours: usize,
-    /// The longest column.
+    /// Colours of the row colouring, or `None` (as for columns).
+    pub row_colours: Option<usize>,
+    /// No row colouring has fewer colours: the longest column.
     pub row_bound: usize,
     /// Sweeps run (after the recording, for `Rows` and `DenseReverse`).
     pub sweeps: usize,
@@ -175,7 +177,10 @@ impl fmt::Display for SparsePlan {
             f,
             "{}: {} for {of}: {} of {} instead of {} of {dense_lanes}",
             self.strategy,
-            count(colours, "colour"),
+            match colours {
+                Some(k) => count(k, "colour"),
+                None => "no colouring".into(),
+            },
             count(self.sweeps, "sweep"),
             count(self.lanes, unit),
             count(dense.div_ceil(dense_lanes).max(1), "sweep"),
@@ -204,11 +209,14 @@ impl fmt::Display for SparsePlan {
 
 /// The cheapest strategy by the cost model, and the reason in words; a tie goes to the sparse
 /// strategies unless the pattern is full.
+/// `coloured` says which sides were coloured; an uncoloured side is estimated at its lower bound
+/// (its count in `colours`), and the reason says so.
 pub(crate) fn choose(
     n: usize,
     m: usize,
     nnz: usize,
     colours: (usize, usize),
+    coloured: (Option<usize>, Option<usize>),
 ) -> (Strategy, [f64; 4], String) {
     let estimates = Strategy::ALL.map(|s| s.estimate(n, m, colours));
     let full = nnz == n * m;
@@ -223,10 +231,21 @@ pub(crate) fn choose(
         .filter(|&i| i != best)
         .map(|i| format!("{:.1} for {}", estimates[i], Strategy::ALL[i]))
         .collect();
-    let reason = format!(
+    let mut reason = format!(
         "estimated {:.1} evaluations of f against {}",
         estimates[best],
         others.join(", ")
     );
+    for (side, done, bound) in [
+        ("columns", coloured.0, colours.0),
+        ("rows", coloured.1, colours.1),
+    ] {
+        if done.is_none() {
+            reason += &format!(
+                "; {side} not coloured: even their lower bound of {} colours could not compete",
+                thousands(bound)
+            );
+        }
+    }
     (Strategy::ALL[best], estimates, reason)
 }

@@ -42,7 +42,7 @@ pub struct StrategyCost {
 /// }
 /// let r = jacobian::sparse::sparse_cost_report(&Chain, &[0.5; 200], 3)?;
 /// assert_eq!(r.costs.len(), 4);
-/// assert_eq!(r.jacobian.plan.column_colours, 2);
+/// assert_eq!(r.jacobian.plan.column_colours, Some(2));
 /// let text = r.to_string();
 /// assert!(text.contains("sparse by columns") && text.contains("one forward lane per letter"));
 /// # Ok::<(), jacobian::Error>(())
@@ -89,14 +89,15 @@ pub fn sparse_cost_report<F: Function + Sync>(
             ..SparseOptions::default()
         };
         let dense = matches!(strategy, Strategy::DenseForward | Strategy::DenseReverse);
-        let (sweeps, lanes) =
-            strategy.sweeps(plan.n, plan.m, (plan.column_colours, plan.row_colours));
-        let time = if dense && plan.n * plan.m > DENSE_LIMIT {
-            None
+        let (time, sweeps, lanes) = if dense && plan.n * plan.m > DENSE_LIMIT {
+            let counts = (plan.column_bound, plan.row_bound);
+            let (sweeps, lanes) = strategy.sweeps(plan.n, plan.m, counts);
+            (None, sweeps, lanes)
         } else {
             let mut p = PreparedSparseJacobian::with_options(f, x, options)?;
             p.use_strategy(strategy);
-            Some(median_time(runs, || p.jacobian(x).map(drop))?)
+            let time = median_time(runs, || p.jacobian(x).map(drop))?;
+            (Some(time), p.plan().sweeps, p.plan().lanes)
         };
         costs.push(StrategyCost {
             strategy,

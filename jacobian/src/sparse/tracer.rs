@@ -76,7 +76,13 @@ struct Arena {
 
 thread_local! {
     static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
+    /// The last detection's buffers, kept for the next one on this thread: a fresh arena's
+    /// growth (page faults, copies) cost as much as the detection itself.
+    static SPARE: RefCell<(Vec<usize>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
+
+/// Spare buffers above this many bytes are given back rather than kept.
+const SPARE_LIMIT: usize = 64 << 20;
 
 fn with<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
     ARENA.with(|a| {
@@ -229,7 +235,9 @@ impl Op for Tracer {
         if self.is_input_free() {
             return Tracer::from(value);
         }
+        // After a refusal the result is an error: skip the work.
         let node = with(|a| match curvature(R::CODE) {
+            _ if a.refused.is_some() => NONE,
             Curvature::Flat => NONE,
             Curvature::Nonlinear => {
                 a.couple(self.node, self.node);
@@ -248,7 +256,7 @@ impl Op for Tracer {
         let (a, b) = (self.node, other.node);
         let node = with(|arena| {
             let curvature = curvature(R::CODE);
-            if let Curvature::Flat = curvature {
+            if matches!(curvature, Curvature::Flat) || arena.refused.is_some() {
                 return NONE;
             }
             let ab = arena.union(&[a, b]);
@@ -289,7 +297,11 @@ shared_ops::impl_float_via_rules!(
         let terms: Vec<Tracer> = iter.collect();
         let value = terms.iter().map(|t| t.value).sum();
         let nodes: Vec<u32> = terms.iter().map(|t| t.node).collect();
-        let node = if nodes.iter().all(|&k| k == NONE) { NONE } else { with(|a| a.union(&nodes)) };
+        let node = if nodes.iter().all(|&k| k == NONE) {
+            NONE
+        } else {
+            with(|a| if a.refused.is_some() { NONE } else { a.union(&nodes) })
+        };
         Tracer { node, value }
     },
     compare |a, b| {
@@ -332,9 +344,11 @@ pub enum Detection {
     Local,
 }
 
-/// The sets a traced evaluation left: per output, its inputs; and the coupled pairs.
+/// The sets a traced evaluation left: per output its inputs, in compressed rows (row i is
+/// `indices[offsets[i]..offsets[i + 1]]`, sorted); and the coupled pairs `(i, j)`, `i ≤ j`.
 pub(crate) struct Traced {
-    pub rows: Vec<Vec<usize>>,
+    pub offsets: Vec<usize>,
+    pub indices: Vec<usize>,
     pub pairs: Vec<(usize, usize)>,
 }
 
@@ -346,9 +360,16 @@ pub(crate) fn trace<F: Function>(
     hessian: bool,
 ) -> Result<Traced, Error> {
     let n = x.len();
+    let (mut bounds, mut items) = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    bounds.clear();
+    items.clear();
+    bounds.reserve(4 * n + 1);
+    items.reserve(8 * n);
+    bounds.extend(0..=n);
+    items.extend(0..n as u32);
     let arena = Arena {
-        bounds: (0..=n).collect(),
-        items: (0..n as u32).collect(),
+        bounds,
+        items,
         pairs: hessian.then(Vec::new),
         local,
         ..Arena::default()
@@ -369,10 +390,17 @@ pub(crate) fn trace<F: Function>(
     if let Some(what) = arena.refused {
         return Err(Error::NeedsValues { what });
     }
-    let rows = ys
-        .iter()
-        .map(|y| arena.set(y.node).iter().map(|&k| k as usize).collect())
-        .collect();
+    let mut offsets = Vec::with_capacity(ys.len() + 1);
+    let mut indices = Vec::new();
+    offsets.push(0);
+    for y in &ys {
+        indices.extend(arena.set(y.node).iter().map(|&k| k as usize));
+        offsets.push(indices.len());
+    }
+    let bytes = 8 * arena.bounds.capacity() + 4 * arena.items.capacity();
+    if bytes <= SPARE_LIMIT {
+        SPARE.with(|s| *s.borrow_mut() = (arena.bounds, arena.items));
+    }
     let mut pairs: Vec<(usize, usize)> = arena
         .pairs
         .unwrap_or_default()
@@ -381,5 +409,9 @@ pub(crate) fn trace<F: Function>(
         .collect();
     pairs.sort_unstable();
     pairs.dedup();
-    Ok(Traced { rows, pairs })
+    Ok(Traced {
+        offsets,
+        indices,
+        pairs,
+    })
 }

@@ -25,9 +25,10 @@ pub(crate) fn dependencies<T: Copy>(
         }
     }
     let (parents, units) = (d.parents(), d.units());
-    // Node i's set is items[bounds[i]..bounds[i + 1]].
-    let mut bounds: Vec<usize> = Vec::with_capacity(nodes + 1);
-    bounds.push(0);
+    // Node i's set is items[sets[i].0..sets[i].1]. A node whose set equals an operand's (one
+    // operand, or one set holding the others) shares that operand's range: unary chains and
+    // accumulations cost nothing per item.
+    let mut sets: Vec<(usize, usize)> = Vec::with_capacity(nodes);
     let mut items: Vec<u32> = Vec::with_capacity(2 * nodes);
     let mut scratch: Vec<u32> = Vec::new();
     for (i, edges) in d.edge_ranges().into_iter().enumerate() {
@@ -35,33 +36,47 @@ pub(crate) fn dependencies<T: Copy>(
             Edges::Weighted(lo, hi) => (&parents[lo..hi], u32::MAX),
             Edges::Unit(lo, hi) => (&units[lo..hi], !NEG),
         };
-        let set = |p: u32| {
-            let p = (p & mask) as usize;
-            bounds[p]..bounds[p + 1]
+        let range = |p: u32| {
+            let (a, b) = sets[(p & mask) as usize];
+            a..b
         };
-        match ops {
-            [] if position[i] != u32::MAX => items.push(position[i]),
-            [] => {}
-            [a] => items.extend_from_within(set(*a)),
+        let set = match ops {
+            [] if position[i] != u32::MAX => {
+                items.push(position[i]);
+                (items.len() - 1, items.len())
+            }
+            [] => (0, 0),
+            [a] => sets[(a & mask) as usize],
             _ => {
                 scratch.clear();
+                let mut largest = range(ops[0]);
                 for &p in ops {
-                    scratch.extend_from_slice(&items[set(p)]);
+                    let r = range(p);
+                    if r.len() > largest.len() {
+                        largest = r.clone();
+                    }
+                    scratch.extend_from_slice(&items[r]);
                 }
                 scratch.sort_unstable();
                 scratch.dedup();
-                items.extend_from_slice(&scratch);
+                if scratch.len() == largest.len() {
+                    (largest.start, largest.end)
+                } else {
+                    let start = items.len();
+                    items.extend_from_slice(&scratch);
+                    (start, items.len())
+                }
             }
-        }
-        bounds.push(items.len());
+        };
+        sets.push(set);
     }
     let mut offsets = Vec::with_capacity(ys.len() + 1);
     let mut indices = Vec::new();
     offsets.push(0);
     for y in ys {
         if let Some(y) = *y {
-            let y = y as usize;
-            indices.extend(items[bounds[y]..bounds[y + 1]].iter().map(|&k| k as usize));
+            let (a, b) = sets[y as usize];
+            indices.extend(items[a..b].iter().map(|&k| k as usize));
         }
         offsets.push(indices.len());
     }

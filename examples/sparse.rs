@@ -1,0 +1,95 @@
+//! Sparse Jacobians: why a few sweeps give a whole sparse matrix.
+//!
+//! A forward sweep gives one column of the Jacobian; but two columns that share no row can be
+//! seeded in the *same* lane, since no output mixes them, and their entries read back apart.
+//! Detection finds the pattern, colouring groups the columns, and the number of colours, not n,
+//! sets the cost.
+//!
+//! 1. A 6×6 grid residual (a 5-point Laplacian and a cubic term): its 36×36 Jacobian drawn with
+//!    the colour of each column; 5 colours, so 1 sweep of 5 lanes instead of 5 sweeps of 8.
+//! 2. The tridiagonal Fᵢ = xᵢ₋₁ − 2xᵢ + xᵢ₊₁ + sin xᵢ at n = 10 000: the four strategies timed.
+//! 3. The Hessian of Rosenbrock: its star colouring, whose 3 Hessian-vector products recover
+//!    every entry.
+//!
+//! Run: `cargo run --release --example sparse`
+
+use jacobian::sparse::{sparse_cost_report, sparse_hessian, sparse_jacobian};
+use jacobian::{Function, Op};
+
+/// The residual of −Δu + u³ = 1 on a k×k grid with zero boundary values.
+struct Grid {
+    k: usize,
+}
+
+impl Function for Grid {
+    fn eval<T: Op>(&self, u: &[T]) -> Vec<T> {
+        let k = self.k;
+        let at = |i: usize, j: usize| {
+            if i < k && j < k {
+                u[i * k + j]
+            } else {
+                T::zero()
+            }
+        };
+        let mut r = Vec::with_capacity(k * k);
+        for i in 0..k {
+            for j in 0..k {
+                let c = at(i, j);
+                let laplacian = T::constant(4.0) * c
+                    - at(i.wrapping_sub(1), j)
+                    - at(i + 1, j)
+                    - at(i, j.wrapping_sub(1))
+                    - at(i, j + 1);
+                r.push(laplacian + c * c * c - T::one());
+            }
+        }
+        r
+    }
+}
+
+/// Fᵢ = xᵢ₋₁ − 2xᵢ + xᵢ₊₁ + sin xᵢ.
+struct Tridiagonal;
+
+impl Function for Tridiagonal {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let n = x.len();
+        let at = |i: usize| if i < n { x[i] } else { T::zero() };
+        (0..n)
+            .map(|i| at(i.wrapping_sub(1)) - T::constant(2.0) * x[i] + at(i + 1) + x[i].sin())
+            .collect()
+    }
+}
+
+/// Σ (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)².
+struct Rosenbrock;
+
+impl Function for Rosenbrock {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let term = |w: &[T]| {
+            let (a, b) = (T::one() - w[0], w[1] - w[0] * w[0]);
+            a * a + T::constant(100.0) * b * b
+        };
+        vec![x.windows(2).map(term).sum()]
+    }
+}
+
+fn main() -> Result<(), jacobian::Error> {
+    println!(
+        "1. The Jacobian of a 6×6 grid residual, each nonzero drawn with its column's colour:\n"
+    );
+    let grid = Grid { k: 6 };
+    let j = sparse_jacobian(&grid, &[0.5; 36])?;
+    println!("{}", j.spy());
+    println!("{}\n", j.plan);
+
+    println!("2. The tridiagonal function at n = 10 000, four strategies (one thread):\n");
+    let x: Vec<f64> = (0..10_000).map(|i| (0.01 * i as f64).sin()).collect();
+    let report = sparse_cost_report(&Tridiagonal, &x, 5)?;
+    println!("{report}\n");
+
+    println!("3. The Hessian of Rosenbrock at n = 12, drawn with its star colouring:\n");
+    let h = sparse_hessian(&Rosenbrock, &[1.2; 12])?;
+    println!("{}", h.spy());
+    println!("{}", h.plan);
+    Ok(())
+}
