@@ -8,9 +8,11 @@ use crate::sweeps::check_declared;
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
 use shared_ops::{Error, Function};
+use std::any::Any;
 
-/// A compressed matrix `B` (rows × `k` colours, row-major) and what computed it.
-#[derive(Clone, Debug, Default)]
+/// A compressed matrix `B` (rows × `k` colours, row-major), what computed it, and the lanes'
+/// input buffer kept for the next call.
+#[derive(Default)]
 pub(crate) struct Compressed {
     /// `f(x)` (length m), or the gradient's value `[f(x)]` for a Hessian.
     pub value: Vec<f64>,
@@ -20,6 +22,22 @@ pub(crate) struct Compressed {
     pub k: usize,
     pub sweeps: usize,
     pub lanes: usize,
+    /// The inputs as `DualVec<f64, N>` of the last call's N: a fresh one per call costs page
+    /// faults that rival the sweep (4 MB for bundle adjustment).
+    inputs: Option<Box<dyn Any + Send + Sync>>,
+}
+
+/// The inputs of N lanes at `x`, every tangent 0: the buffer of the last call if it had N lanes.
+fn lifted<const N: usize>(out: &mut Compressed, x: &[f64]) -> Vec<DualVec<f64, N>> {
+    let mut xs: Vec<DualVec<f64, N>> = out
+        .inputs
+        .take()
+        .and_then(|b| b.downcast().ok())
+        .map(|b| *b)
+        .unwrap_or_default();
+    xs.clear();
+    xs.extend(x.iter().map(|&v| DualVec::from(v)));
+    xs
 }
 
 /// Lanes for `k` colours: exactly `k` up to 4, then 8 (wider lanes are issue-12 work).
@@ -62,7 +80,7 @@ fn forward_lanes<const N: usize, F: Function>(
     out: &mut Compressed,
 ) -> Result<(), Error> {
     let k = colours.count;
-    let mut xs: Vec<DualVec<f64, N>> = x.iter().map(|&v| DualVec::from(v)).collect();
+    let mut xs = lifted::<N>(out, x);
     let sweeps = k.div_ceil(N).max(1);
     let mut m = None;
     for s in 0..sweeps {
@@ -104,6 +122,7 @@ fn forward_lanes<const N: usize, F: Function>(
     out.k = k;
     out.sweeps = sweeps;
     out.lanes = N;
+    out.inputs = Some(Box::new(xs));
     Ok(())
 }
 
@@ -180,7 +199,7 @@ fn hessian_lanes<const N: usize, F: Function>(
     out: &mut Compressed,
 ) -> Result<(), Error> {
     let (k, n) = (colours.count, x.len());
-    let mut xs: Vec<DualVec<f64, N>> = x.iter().map(|&v| DualVec::from(v)).collect();
+    let mut xs = lifted::<N>(out, x);
     let sweeps = k.div_ceil(N).max(1);
     out.b.clear();
     out.b.resize(n * k, 0.0);
@@ -207,58 +226,54 @@ fn hessian_lanes<const N: usize, F: Function>(
     out.k = k;
     out.sweeps = sweeps;
     out.lanes = N;
+    out.inputs = Some(Box::new(xs));
     Ok(())
 }
 
-/// The nonzeros of `J` (in `p`'s order) from `J·S` (m × k): entry (i, j) is `B[i, c(j)]`.
-/// Returns false if `B` holds a nonzero where no column of `p` could put one (the pattern
-/// missed an entry: the function took another branch).
-pub(crate) fn decompress_columns(
-    p: &Pattern,
-    c: &Colouring,
-    b: &[f64],
-    values: &mut Vec<f64>,
-) -> bool {
-    let k = c.count;
-    values.clear();
-    let mut clean = true;
-    let mut used = vec![usize::MAX; k];
-    for i in 0..p.rows() {
-        let row = &b[i * k..(i + 1) * k];
-        for &j in p.row(i) {
-            values.push(row[c.colours[j]]);
-            used[c.colours[j]] = i;
-        }
-        clean &= row.iter().zip(&used).all(|(&v, &u)| u == i || v == 0.0);
-    }
-    clean
+/// How a compressed Jacobian is read back: for each nonzero (in the pattern's order) the entry
+/// of the compressed matrix that holds it, and the entries that no nonzero reads, which must be
+/// zero if the pattern holds (a nonzero there means the function took another branch).
+pub(crate) struct Gather {
+    slots: Vec<usize>,
+    unread: Vec<usize>,
 }
 
-/// The nonzeros of `J` (in `p`'s order) from `(Sᵀ·J)ᵀ` (n × k, transposed as [`reverse`]
-/// stores it): entry (i, j) is `C[j, c(i)]`. `t` is `p`'s transpose, for the same check as
-/// [`decompress_columns`].
-pub(crate) fn decompress_rows(
-    p: &Pattern,
-    t: &Pattern,
-    c: &Colouring,
-    b: &[f64],
-    values: &mut Vec<f64>,
-) -> bool {
-    let k = c.count;
-    values.clear();
-    for i in 0..p.rows() {
-        values.extend(p.row(i).iter().map(|&j| b[j * k + c.colours[i]]));
+impl Gather {
+    /// For `J·S`, m × k row-major: nonzero (i, j) is `B[i, c(j)]`.
+    pub(crate) fn columns(p: &Pattern, c: &Colouring) -> Gather {
+        let k = c.count;
+        let slots = (0..p.rows())
+            .flat_map(|i| p.row(i).iter().map(move |&j| i * k + c.colours[j]))
+            .collect();
+        Gather::new(slots, p.rows() * k)
     }
-    let mut used = vec![usize::MAX; k];
-    (0..t.rows()).all(|j| {
-        for &i in t.row(j) {
-            used[c.colours[i]] = j;
+
+    /// For `(Sᵀ·J)ᵀ`, n × k row-major (as [`reverse`] stores it): nonzero (i, j) is
+    /// `C[j, c(i)]`.
+    pub(crate) fn rows(p: &Pattern, c: &Colouring) -> Gather {
+        let k = c.count;
+        let slots = (0..p.rows())
+            .flat_map(|i| p.row(i).iter().map(move |&j| j * k + c.colours[i]))
+            .collect();
+        Gather::new(slots, p.cols() * k)
+    }
+
+    fn new(slots: Vec<usize>, entries: usize) -> Gather {
+        let mut read = vec![false; entries];
+        for &s in &slots {
+            read[s] = true;
         }
-        b[j * k..(j + 1) * k]
-            .iter()
-            .zip(&used)
-            .all(|(&v, &u)| u == j || v == 0.0)
-    })
+        let unread = (0..entries).filter(|&s| !read[s]).collect();
+        Gather { slots, unread }
+    }
+
+    /// Writes the nonzeros into `values`; returns false if an unread entry of `b` is nonzero.
+    pub(crate) fn read(&self, b: &[f64], values: &mut [f64]) -> bool {
+        for (v, &s) in values.iter_mut().zip(&self.slots) {
+            *v = b[s];
+        }
+        self.unread.iter().all(|&s| b[s] == 0.0)
+    }
 }
 
 /// The nonzeros of a Hessian (in `p`'s order) from `H·S` (n × k) and a star colouring: the

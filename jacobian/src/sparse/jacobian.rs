@@ -2,7 +2,7 @@
 //! for many points.
 
 use super::colouring::colour_with_transpose;
-use super::compressed::{self, Compressed};
+use super::compressed::{self, Compressed, Gather};
 use super::detect::{Detected, detect_jacobian};
 use super::plan::{SparsePlan, Strategy, choose};
 use super::{Colouring, Detection, Order, Pattern};
@@ -12,6 +12,7 @@ use nalgebra::DMatrix;
 use nalgebra_sparse::CsrMatrix;
 use nalgebra_sparse::pattern::SparsityPattern;
 use shared_ops::{Error, Function};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A sparse Jacobian: the value, the m×n matrix in compressed sparse rows, and the plan.
 ///
@@ -40,6 +41,8 @@ pub struct SparseJacobian {
     /// The colour of each column (for `Columns`) or row (for `Rows`); empty for the dense
     /// strategies. [`spy`](SparseJacobian::spy) draws with it.
     pub colours: Vec<usize>,
+    /// The pattern it was computed on (see [`PreparedSparseJacobian::jacobian_into`]).
+    source: u64,
 }
 
 impl SparseJacobian {
@@ -196,7 +199,11 @@ pub struct PreparedSparseJacobian<F> {
     /// The local detection's recording, swept by the first `Rows` call.
     recorded: Option<Recorded>,
     buffer: Compressed,
+    /// How the compressed sweeps of the current strategy are read back (made at its first use).
+    gather: Option<Gather>,
     redetections: usize,
+    /// This pattern's number (a new one at each detection).
+    source: u64,
 }
 
 impl<F: Function + Sync> PreparedSparseJacobian<F> {
@@ -239,7 +246,9 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             },
             recorded: None,
             buffer: Compressed::default(),
+            gather: None,
             redetections: 0,
+            source: 0,
         };
         prepared.adopt(detected);
         Ok(prepared)
@@ -332,6 +341,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         self.recorded = d.recording.map(|(rec, xs, ys)| Recorded { rec, xs, ys });
         self.pattern = p;
         self.transpose = t;
+        self.source = next_source();
+        self.gather = None;
     }
 
     /// The Jacobian at `x` by the prepared strategy.
@@ -415,6 +426,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         );
         (p.sweeps, p.lanes) = strategy.sweeps(p.n, p.m, counts);
         p.strategy = strategy;
+        self.gather = None;
         p.reason = "strategy chosen by the caller".into();
     }
 
@@ -424,29 +436,14 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     }
 
     fn at(&mut self, x: &[f64], fresh: bool) -> Result<SparseJacobian, Error> {
-        if x.len() != self.plan.n {
-            return Err(Error::InputLength {
-                expected: self.plan.n,
-                found: x.len(),
-            });
+        self.check_input(x)?;
+        let mut values = vec![0.0; self.pattern.nnz()];
+        if !self.sweep(x, &mut values)? && !fresh && self.redetect_after_miss(x)? {
+            values = vec![0.0; self.pattern.nnz()];
+            self.sweep(x, &mut values)?;
         }
-        self.plan.redetected = None;
-        let (value, values, clean) = self.sweep(x)?;
-        if !clean && self.plan.detection == Detection::Local && !fresh {
-            self.redetect(x)?;
-            self.plan.redetected = Some(format!(
-                "the compressed sweeps found a nonzero outside the pattern at this x (f took another branch); {} nonzeros now",
-                self.pattern.nnz()
-            ));
-            let (value, values, _) = self.sweep(x)?;
-            return Ok(self.result(value, values));
-        }
-        Ok(self.result(value, values))
-    }
-
-    fn result(&self, value: Vec<f64>, values: Vec<f64>) -> SparseJacobian {
-        SparseJacobian {
-            value,
+        Ok(SparseJacobian {
+            value: self.buffer.value.clone(),
             matrix: CsrMatrix::try_from_pattern_and_values(self.csr.clone(), values)
                 .expect("one value per nonzero"),
             plan: self.plan.clone(),
@@ -454,21 +451,90 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 .colouring()
                 .map(|c| c.colours.clone())
                 .unwrap_or_default(),
+            source: self.source,
+        })
+    }
+
+    /// The Jacobian at `x` written over `j`, a result of an earlier call of this object: its
+    /// values and `value` are overwritten in place, so nothing the size of the pattern is
+    /// allocated or copied (a CSR matrix owns its pattern: [`jacobian`](Self::jacobian) copies
+    /// it into every result). If `j` came from elsewhere, or the pattern was detected again,
+    /// `j` is replaced whole.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op};
+    /// use jacobian::sparse::PreparedSparseJacobian;
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         x.iter().map(|v| v.sin()).collect()
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseJacobian::new(F, &[0.0; 3])?;
+    /// let mut j = p.jacobian(&[0.0; 3])?;
+    /// p.jacobian_into(&[1.0; 3], &mut j)?; // a Newton loop's next step
+    /// assert_eq!(j.matrix.values(), &[1f64.cos(); 3]);
+    /// assert_eq!(j.value, vec![1f64.sin(); 3]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`jacobian`](Self::jacobian).
+    pub fn jacobian_into(&mut self, x: &[f64], j: &mut SparseJacobian) -> Result<(), Error> {
+        if j.source != self.source {
+            *j = self.jacobian(x)?;
+            return Ok(());
+        }
+        self.check_input(x)?;
+        if !self.sweep(x, j.matrix.values_mut())? && self.redetect_after_miss(x)? {
+            *j = self.at(x, true)?;
+            return Ok(());
+        }
+        j.value.clear();
+        j.value.extend_from_slice(&self.buffer.value);
+        j.plan.clone_from(&self.plan);
+        Ok(())
+    }
+
+    fn check_input(&mut self, x: &[f64]) -> Result<(), Error> {
+        self.plan.redetected = None;
+        if x.len() == self.plan.n {
+            Ok(())
+        } else {
+            Err(Error::InputLength {
+                expected: self.plan.n,
+                found: x.len(),
+            })
         }
     }
 
-    /// The sweeps of the strategy: value, nonzeros in the pattern's order, and whether the
-    /// compressed results fit the pattern.
-    fn sweep(&mut self, x: &[f64]) -> Result<(Vec<f64>, Vec<f64>, bool), Error> {
+    /// After sweeps that did not fit a local pattern: detects it again (true), or for a global
+    /// pattern, which cannot miss, does nothing (false).
+    fn redetect_after_miss(&mut self, x: &[f64]) -> Result<bool, Error> {
+        if self.plan.detection != Detection::Local {
+            return Ok(false);
+        }
+        self.redetect(x)?;
+        self.plan.redetected = Some(format!(
+            "the compressed sweeps found a nonzero outside the pattern at this x (f took another branch); {} nonzeros now",
+            self.pattern.nnz()
+        ));
+        Ok(true)
+    }
+
+    /// The sweeps of the strategy: writes the nonzeros in the pattern's order into `values`
+    /// (and f(x) into the buffer); returns whether the compressed results fit the pattern.
+    fn sweep(&mut self, x: &[f64], values: &mut [f64]) -> Result<bool, Error> {
         let (p, m) = (&self.pattern, self.plan.m);
-        let mut values = Vec::with_capacity(p.nnz());
         let b = &mut self.buffer;
         let clean = match self.plan.strategy {
             Strategy::Columns => {
                 let c = self.columns.as_ref().expect("coloured columns");
                 compressed::forward(&self.f, x, c, b)?;
                 check_length(m, b.value.len())?;
-                compressed::decompress_columns(p, c, &b.b, &mut values)
+                let gather = self.gather.get_or_insert_with(|| Gather::columns(p, c));
+                gather.read(&b.b, values)
             }
             Strategy::Rows => {
                 let c = self.rows.as_ref().expect("coloured rows");
@@ -477,7 +543,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                     None => sweeps::record_plain(&self.f, x, Some(m))?,
                 };
                 compressed::reverse(&r.rec, &r.xs, &r.ys, c, b);
-                compressed::decompress_rows(p, &self.transpose, c, &b.b, &mut values)
+                let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c));
+                gather.read(&b.b, values)
             }
             strategy => {
                 let options = Options {
@@ -489,15 +556,23 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 };
                 let j = crate::jacobian_with_options(&self.f, x, options)?;
                 check_length(m, j.value.len())?;
-                for i in 0..m {
-                    values.extend(p.row(i).iter().map(|&k| j.matrix[(i, k)]));
+                let entries = (0..m).flat_map(|i| p.row(i).iter().map(move |&k| (i, k)));
+                for (v, (i, k)) in values.iter_mut().zip(entries) {
+                    *v = j.matrix[(i, k)];
                 }
                 b.value = j.value;
                 true
             }
         };
-        Ok((b.value.clone(), values, clean))
+        Ok(clean)
     }
+}
+
+/// A number for each adopted pattern, so that [`PreparedSparseJacobian::jacobian_into`] knows
+/// its own results.
+fn next_source() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 fn check_length(expected: usize, found: usize) -> Result<(), Error> {

@@ -1,0 +1,241 @@
+//! Sparse Jacobians and Hessians: detection, colouring and compressed sweeps against the plain
+//! function, against dense Jacobians, and against echidna's sparse drivers (`--features peers`).
+//!
+//! Groups and ids:
+//! - `sparse_tridiagonal_n=<n>` (n = 10⁴, 10⁵): `f64` (the unit), `one_shot`
+//!   ([`sparse_jacobian`]: detection, colouring, sweeps, CSR), `prepared` (at a new x, a new
+//!   CSR matrix), `prepared_into` (at a new x, written over the last result),
+//!   `detect_global`, `detect_local`, `colour_columns`, and with peers `echidna_one_shot`
+//!   (n = 10⁴ only: its detection keeps n bits per tape entry, 8.75 GB at 10⁵) and
+//!   `echidna_prepared`.
+//! - `sparse_grid_k=100` (Bratu, 10⁴ unknowns): `f64`, `one_shot`, `prepared`, `dense` (the
+//!   dense [`jacobian`](jacobian::jacobian), 800 MB of matrix).
+//! - `sparse_ba` (GradBench `ba`, 49 cameras, 7 776 points, 31 843 observations): `f64`,
+//!   `prepared`, `one_shot`, and `echidna_prepared_with_our_pattern` (echidna's detection would
+//!   take 17 GB there).
+//! - `sparse_hessian_rosenbrock_n=<n>` (n = 100, 10⁴): `f64`, `one_shot`, `prepared`, and with
+//!   peers `echidna_one_shot`, `echidna_prepared`.
+//! - `kmeans_newton` (GradBench `kmeans`, k = 100, n = 1000, d = 8): `f64`, `prepared` (the
+//!   Hessian's diagonal by one compressed product, then gradient ⊘ diagonal), `one_shot`.
+//!
+//! ```text
+//! RAYON_NUM_THREADS=1 cargo bench -p benches --features peers --bench sparse
+//! python3 benches/table.py --filter sparse
+//! ```
+
+use benches::gradbench::Kmeans;
+use benches::sparse::{BundleAdjustment, Grid, Tridiagonal};
+use benches::{Function, Rosenbrock, assert_close, rosenbrock_input};
+use criterion::{Criterion, criterion_group, criterion_main};
+use jacobian::sparse::{
+    Detection, Order, PreparedSparseHessian, PreparedSparseJacobian, SparseJacobian,
+    colour_columns, jacobian_pattern, sparse_hessian, sparse_jacobian,
+};
+use std::hint::black_box;
+
+/// A point near `x` but not equal: where the prepared objects are timed.
+fn shifted(x: &[f64]) -> Vec<f64> {
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| v + 1e-3 * ((i % 7) as f64 - 3.0))
+        .collect()
+}
+
+/// The nonzeros of a CSR matrix in row order.
+fn values(j: &SparseJacobian) -> Vec<f64> {
+    j.matrix.values().to_vec()
+}
+
+/// `f64`, `one_shot` and `prepared` for a sparse Jacobian, checked against `dense` (values in
+/// the pattern's order) where given.
+fn jacobian_ids<F: Function + Sync>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    f: &F,
+    x: &[f64],
+    want: Option<&[f64]>,
+) {
+    let y = shifted(x);
+    group.bench_function("f64", |b| b.iter(|| f.eval(black_box(&y))));
+    let one = sparse_jacobian(f, x).unwrap();
+    if let Some(want) = want {
+        assert_close(&values(&one), want, 1e-12, "one-shot sparse Jacobian");
+    }
+    println!("{}", one.plan);
+    group.bench_function("one_shot", |b| {
+        b.iter(|| sparse_jacobian(f, black_box(x)).unwrap())
+    });
+    let mut prepared = PreparedSparseJacobian::new(f, x).unwrap();
+    assert_eq!(
+        values(&prepared.jacobian(&y).unwrap()),
+        values(&sparse_jacobian(f, &y).unwrap())
+    );
+    group.bench_function("prepared", |b| {
+        b.iter(|| prepared.jacobian(black_box(&y)).unwrap())
+    });
+    // A Newton loop's call: the values written over the last result, the pattern not copied.
+    let mut j = prepared.jacobian(&y).unwrap();
+    group.bench_function("prepared_into", |b| {
+        b.iter(|| prepared.jacobian_into(black_box(&y), &mut j).unwrap())
+    });
+}
+
+fn tridiagonal(c: &mut Criterion) {
+    for n in [10_000, 100_000] {
+        let f = Tridiagonal::new(n);
+        let x = f.input();
+        let mut group = c.benchmark_group(format!("sparse_tridiagonal_n={n}"));
+        group.sample_size(20);
+        // Exact values: cos xᵢ − 2 on the diagonal, 1 beside it.
+        let want: Vec<f64> = (0..n)
+            .flat_map(|i| {
+                let mut row = Vec::new();
+                if i > 0 {
+                    row.push(1.0);
+                }
+                row.push(x[i].cos() - 2.0);
+                if i + 1 < n {
+                    row.push(1.0);
+                }
+                row
+            })
+            .collect();
+        jacobian_ids(&mut group, &f, &x, Some(&want));
+        group.bench_function("detect_global", |b| {
+            b.iter(|| jacobian_pattern(&f, black_box(&x), Detection::Global).unwrap())
+        });
+        group.bench_function("detect_local", |b| {
+            b.iter(|| jacobian_pattern(&f, black_box(&x), Detection::Local).unwrap())
+        });
+        let p = f.pattern();
+        group.bench_function("colour_columns", |b| {
+            b.iter(|| colour_columns(black_box(&p), Order::Natural))
+        });
+        #[cfg(feature = "peers")]
+        {
+            use benches::peers::{EchidnaSparseJacobian, echidna_sparse_jacobian};
+            if n <= 10_000 {
+                let (_, _, v) = echidna_sparse_jacobian(&f, &x);
+                assert_close(&v, &want, 1e-12, "echidna one-shot");
+                group.bench_function("echidna_one_shot", |b| {
+                    b.iter(|| echidna_sparse_jacobian(&f, black_box(&x)))
+                });
+            }
+            let mut e = EchidnaSparseJacobian::with_pattern(&f, &x, &p);
+            group.bench_function("echidna_prepared", |b| {
+                b.iter(|| e.at(black_box(&shifted(&x))))
+            });
+        }
+        group.finish();
+    }
+}
+
+fn grid(c: &mut Criterion) {
+    let f = Grid::new(100);
+    let x = f.input();
+    let mut group = c.benchmark_group("sparse_grid_k=100");
+    group.sample_size(10);
+    jacobian_ids(&mut group, &f, &x, None);
+    let dense = jacobian::jacobian(&f, &x).unwrap();
+    let sparse = sparse_jacobian(&f, &x).unwrap();
+    for (i, j, v) in sparse.triplets() {
+        assert_eq!(v, dense.matrix[(i, j)], "({i}, {j})");
+    }
+    assert_eq!(sparse.to_dense(), dense.matrix);
+    drop((dense, sparse));
+    group.bench_function("dense", |b| {
+        b.iter(|| jacobian::jacobian(&f, black_box(&x)).unwrap())
+    });
+    group.finish();
+}
+
+fn bundle_adjustment(c: &mut Criterion) {
+    let f = BundleAdjustment::new(49, 7_776, 31_843);
+    let x = f.input();
+    let mut group = c.benchmark_group("sparse_ba");
+    group.sample_size(10);
+    jacobian_ids(&mut group, &f, &x, None);
+    #[cfg(feature = "peers")]
+    {
+        use benches::peers::EchidnaSparseJacobian;
+        let y = shifted(&x);
+        let mut e = EchidnaSparseJacobian::with_pattern(&f, &x, &f.pattern());
+        let ours = sparse_jacobian(&f, &y).unwrap();
+        assert_close(&e.at(&y).1, &values(&ours), 1e-10, "echidna ba");
+        group.bench_function("echidna_prepared_with_our_pattern", |b| {
+            b.iter(|| e.at(black_box(&y)))
+        });
+    }
+    group.finish();
+}
+
+fn hessians(c: &mut Criterion) {
+    for n in [100, 10_000] {
+        let f = Rosenbrock::new(n);
+        let x = rosenbrock_input(n);
+        let y = shifted(&x);
+        let mut group = c.benchmark_group(format!("sparse_hessian_rosenbrock_n={n}"));
+        group.bench_function("f64", |b| b.iter(|| f.eval(black_box(&y))));
+        let h = sparse_hessian(&f, &x).unwrap();
+        println!("{}", h.plan);
+        if n <= 100 {
+            let dense = jacobian::hessian(&f, &x).unwrap().matrix;
+            for (i, j, v) in h.triplets() {
+                assert!((v - dense[(i, j)]).abs() <= 1e-10 * dense[(i, j)].abs().max(1.0));
+            }
+        }
+        group.bench_function("one_shot", |b| {
+            b.iter(|| sparse_hessian(&f, black_box(&x)).unwrap())
+        });
+        let mut prepared = PreparedSparseHessian::new(&f, &x).unwrap();
+        group.bench_function("prepared", |b| {
+            b.iter(|| prepared.hessian(black_box(&y)).unwrap())
+        });
+        #[cfg(feature = "peers")]
+        {
+            use benches::peers::{EchidnaSparseHessian, echidna_sparse_hessian};
+            group.bench_function("echidna_one_shot", |b| {
+                b.iter(|| echidna_sparse_hessian(&f, black_box(&x)))
+            });
+            let e = EchidnaSparseHessian::new(&f, &x);
+            group.bench_function("echidna_prepared", |b| b.iter(|| e.at(black_box(&y))));
+        }
+        group.finish();
+    }
+}
+
+fn kmeans(c: &mut Criterion) {
+    let f = Kmeans::new(100, 1000, 8);
+    let x = f.input();
+    let mut group = c.benchmark_group("kmeans_newton");
+    group.bench_function("f64", |b| b.iter(|| f.eval(black_box(&x))));
+    let direction = |h: &jacobian::sparse::SparseHessian| -> Vec<f64> {
+        // The Hessian is diagonal: its nonzeros are the diagonal, in order.
+        assert_eq!(h.matrix.nnz(), h.gradient.len());
+        h.gradient
+            .iter()
+            .zip(h.matrix.values())
+            .map(|(g, d)| g / d)
+            .collect()
+    };
+    let h = sparse_hessian(&f, &x).unwrap();
+    println!("{}", h.plan);
+    assert_close(&direction(&h), &f.dir(&x), 1e-12, "kmeans Newton direction");
+    let mut prepared = PreparedSparseHessian::new(&f, &x).unwrap();
+    group.bench_function("prepared", |b| {
+        b.iter(|| direction(&prepared.hessian(black_box(&x)).unwrap()))
+    });
+    group.bench_function("one_shot", |b| {
+        b.iter(|| direction(&sparse_hessian(&f, black_box(&x)).unwrap()))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    tridiagonal,
+    grid,
+    bundle_adjustment,
+    hessians,
+    kmeans
+);
+criterion_main!(benches);
