@@ -16,7 +16,9 @@
 //! - `sparse_hessian_rosenbrock_n=<n>` (n = 100, 10⁴): `f64`, `one_shot`, `prepared`, and with
 //!   peers `echidna_one_shot`, `echidna_prepared`.
 //! - `kmeans_newton` (GradBench `kmeans`, k = 100, n = 1000, d = 8): `f64`, `prepared` (the
-//!   Hessian's diagonal by one compressed product, then gradient ⊘ diagonal), `one_shot`.
+//!   Hessian's diagonal by one compressed product, then gradient ⊘ diagonal), `one_shot`, and
+//!   `hvp_all_ones` (one [`hvp`](jacobian::hvp) along all-ones: what knowing the Hessian is
+//!   diagonal allows).
 //!
 //! ```text
 //! RAYON_NUM_THREADS=1 cargo bench -p benches --features peers --bench sparse
@@ -226,6 +228,11 @@ fn kmeans(c: &mut Criterion) {
     });
     group.bench_function("one_shot", |b| {
         b.iter(|| direction(&sparse_hessian(&f, black_box(&x)).unwrap()))
+    });
+    // What a user who knows the Hessian is diagonal writes: one hvp along all-ones.
+    let ones = vec![1.0; x.len()];
+    group.bench_function("hvp_all_ones", |b| {
+        b.iter(|| jacobian::hvp(&f, black_box(&x), &ones).unwrap())
     });
     group.finish();
 }
