@@ -9,7 +9,6 @@ use crate::Mode;
 use crate::plan::cost;
 use core::fmt;
 use nalgebra_sparse::CsrMatrix;
-use nalgebra_sparse::pattern::SparsityPattern;
 use shared_ops::{Error, Function};
 
 /// A sparse Hessian: value, gradient, the n×n matrix in CSR (exactly symmetric) and the plan.
@@ -185,7 +184,6 @@ pub struct PreparedSparseHessian<F> {
     f: F,
     options: SparseOptions,
     pattern: Pattern,
-    csr: SparsityPattern,
     colouring: Colouring,
     plan: SparseHessianPlan,
     buffer: Compressed,
@@ -200,18 +198,10 @@ impl<F: Function> PreparedSparseHessian<F> {
     /// As [`new`](Self::new), with explicit options.
     pub fn with_options(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
         let (pattern, colouring, plan) = plan(&f, x, options)?;
-        let csr = SparsityPattern::try_from_offsets_and_indices(
-            pattern.rows(),
-            pattern.cols(),
-            pattern.offsets().to_vec(),
-            pattern.indices().to_vec(),
-        )
-        .expect("a pattern of sorted, in-range rows");
         Ok(PreparedSparseHessian {
             f,
             options,
             pattern,
-            csr,
             colouring,
             plan,
             buffer: Compressed::default(),
@@ -223,13 +213,6 @@ impl<F: Function> PreparedSparseHessian<F> {
         let options = self.options;
         let f = &self.f;
         let (pattern, colouring, plan) = self::plan(f, x, options)?;
-        self.csr = SparsityPattern::try_from_offsets_and_indices(
-            pattern.rows(),
-            pattern.cols(),
-            pattern.offsets().to_vec(),
-            pattern.indices().to_vec(),
-        )
-        .expect("a pattern of sorted, in-range rows");
         (self.pattern, self.colouring, self.plan) = (pattern, colouring, plan);
         Ok(())
     }
@@ -277,8 +260,11 @@ impl<F: Function> PreparedSparseHessian<F> {
         Ok(SparseHessian {
             value,
             gradient,
-            matrix: CsrMatrix::try_from_pattern_and_values(self.csr.clone(), values)
-                .expect("one value per nonzero"),
+            matrix: CsrMatrix::try_from_pattern_and_values(
+                self.pattern.as_sparsity_pattern().clone(),
+                values,
+            )
+            .expect("one value per nonzero"),
             plan: self.plan.clone(),
             colours: if self.plan.compressed {
                 self.colouring.colours.clone()

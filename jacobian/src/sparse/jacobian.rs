@@ -152,7 +152,7 @@ pub fn sparse_jacobian_with<F: Function + Sync>(
     x: &[f64],
     options: SparseOptions,
 ) -> Result<SparseJacobian, Error> {
-    PreparedSparseJacobian::prepare(f, x, options)?.at(x, true)
+    PreparedSparseJacobian::prepare(f, x, options)?.once(x)
 }
 
 /// A sparse Jacobian prepared for a function: its pattern, colourings, strategy and buffers,
@@ -191,7 +191,6 @@ pub struct PreparedSparseJacobian<F> {
     options: SparseOptions,
     pattern: Pattern,
     transpose: Pattern,
-    csr: SparsityPattern,
     /// The colourings, where made (see [`adopt`](Self::adopt)).
     columns: Option<Colouring>,
     rows: Option<Colouring>,
@@ -202,6 +201,8 @@ pub struct PreparedSparseJacobian<F> {
     /// How the compressed sweeps of the current strategy are read back (made at its first use).
     gather: Option<Gather>,
     redetections: usize,
+    /// Check each call's compressed results against the pattern (all but one-shot calls).
+    check: bool,
     /// This pattern's number (a new one at each detection).
     source: u64,
 }
@@ -224,7 +225,6 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             options,
             pattern: Pattern::from_csr(0, vec![0], Vec::new()),
             transpose: Pattern::from_csr(0, vec![0], Vec::new()),
-            csr: SparsityPattern::zeros(0, 0),
             columns: None,
             rows: None,
             plan: SparsePlan {
@@ -248,6 +248,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             buffer: Compressed::default(),
             gather: None,
             redetections: 0,
+            check: true,
             source: 0,
         };
         prepared.adopt(detected);
@@ -330,13 +331,6 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             reason,
             redetected: None,
         };
-        self.csr = SparsityPattern::try_from_offsets_and_indices(
-            m,
-            n,
-            p.offsets().to_vec(),
-            p.indices().to_vec(),
-        )
-        .expect("a pattern of sorted, in-range rows");
         (self.columns, self.rows) = (columns, rows);
         self.recorded = d.recording.map(|(rec, xs, ys)| Recorded { rec, xs, ys });
         self.pattern = p;
@@ -351,7 +345,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     ///
     /// An `x` of another length than the prepared one, or an `f` whose output length changes.
     pub fn jacobian(&mut self, x: &[f64]) -> Result<SparseJacobian, Error> {
-        self.at(x, false)
+        self.at(x)
     }
 
     /// Detects the pattern again at `x` (and colours and plans again).
@@ -435,16 +429,31 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         &self.plan
     }
 
-    fn at(&mut self, x: &[f64], fresh: bool) -> Result<SparseJacobian, Error> {
+    fn at(&mut self, x: &[f64]) -> Result<SparseJacobian, Error> {
         self.check_input(x)?;
         let mut values = vec![0.0; self.pattern.nnz()];
-        if !self.sweep(x, &mut values)? && !fresh && self.redetect_after_miss(x)? {
+        if !self.sweep(x, &mut values)? && self.redetect_after_miss(x)? {
             values = vec![0.0; self.pattern.nnz()];
             self.sweep(x, &mut values)?;
         }
-        Ok(SparseJacobian {
+        Ok(self.result(self.pattern.as_sparsity_pattern().clone(), values))
+    }
+
+    /// The one-shot call: right after detection at this `x`, so no check, and the pattern
+    /// moves into the result instead of being copied.
+    fn once(mut self, x: &[f64]) -> Result<SparseJacobian, Error> {
+        self.check_input(x)?;
+        self.check = false;
+        let mut values = vec![0.0; self.pattern.nnz()];
+        self.sweep(x, &mut values)?;
+        let pattern = std::mem::take(&mut self.pattern).into();
+        Ok(self.result(pattern, values))
+    }
+
+    fn result(&self, pattern: SparsityPattern, values: Vec<f64>) -> SparseJacobian {
+        SparseJacobian {
             value: self.buffer.value.clone(),
-            matrix: CsrMatrix::try_from_pattern_and_values(self.csr.clone(), values)
+            matrix: CsrMatrix::try_from_pattern_and_values(pattern, values)
                 .expect("one value per nonzero"),
             plan: self.plan.clone(),
             colours: self
@@ -452,7 +461,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 .map(|c| c.colours.clone())
                 .unwrap_or_default(),
             source: self.source,
-        })
+        }
     }
 
     /// The Jacobian at `x` written over `j`, a result of an earlier call of this object: its
@@ -488,7 +497,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         }
         self.check_input(x)?;
         if !self.sweep(x, j.matrix.values_mut())? && self.redetect_after_miss(x)? {
-            *j = self.at(x, true)?;
+            *j = self.at(x)?;
             return Ok(());
         }
         j.value.clear();
@@ -526,14 +535,16 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     /// The sweeps of the strategy: writes the nonzeros in the pattern's order into `values`
     /// (and f(x) into the buffer); returns whether the compressed results fit the pattern.
     fn sweep(&mut self, x: &[f64], values: &mut [f64]) -> Result<bool, Error> {
-        let (p, m) = (&self.pattern, self.plan.m);
+        let (p, m, check) = (&self.pattern, self.plan.m, self.check);
         let b = &mut self.buffer;
         let clean = match self.plan.strategy {
             Strategy::Columns => {
                 let c = self.columns.as_ref().expect("coloured columns");
                 compressed::forward(&self.f, x, c, b)?;
                 check_length(m, b.value.len())?;
-                let gather = self.gather.get_or_insert_with(|| Gather::columns(p, c));
+                let gather = self
+                    .gather
+                    .get_or_insert_with(|| Gather::columns(p, c, check));
                 gather.read(&b.b, values)
             }
             Strategy::Rows => {
@@ -543,7 +554,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                     None => sweeps::record_plain(&self.f, x, Some(m))?,
                 };
                 compressed::reverse(&r.rec, &r.xs, &r.ys, c, b);
-                let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c));
+                let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c, check));
                 gather.read(&b.b, values)
             }
             strategy => {

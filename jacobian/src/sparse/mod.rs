@@ -44,10 +44,13 @@ pub use plan::{SparsePlan, Strategy};
 pub use report::{SparseCostReport, StrategyCost, sparse_cost_report};
 pub use tracer::{Detection, Tracer};
 
+use nalgebra_sparse::pattern::SparsityPattern;
 use shared_ops::Error;
 
 /// The sparsity pattern of an m×n matrix: for each row, the sorted columns of its structural
-/// nonzeros (compressed sparse rows, without values).
+/// nonzeros (compressed sparse rows, without values). A thin layer over nalgebra-sparse's
+/// [`SparsityPattern`], which the result matrices ([`CsrMatrix`](nalgebra_sparse::CsrMatrix))
+/// share.
 ///
 /// ```
 /// use jacobian::sparse::Pattern;
@@ -58,13 +61,8 @@ use shared_ops::Error;
 /// assert!(Pattern::from_rows(3, &[vec![3]]).is_err());
 /// # Ok::<(), jacobian::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pattern {
-    cols: usize,
-    /// Row i's columns are `indices[offsets[i]..offsets[i + 1]]`.
-    offsets: Vec<usize>,
-    indices: Vec<usize>,
-}
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pattern(SparsityPattern);
 
 impl Pattern {
     /// A pattern of `cols` columns from each row's columns (in any order; repeats are merged).
@@ -97,83 +95,71 @@ impl Pattern {
             indices.truncate(kept);
             offsets.push(indices.len());
         }
-        Ok(Pattern {
-            cols,
-            offsets,
-            indices,
-        })
+        Ok(Pattern::from_csr(cols, offsets, indices))
     }
 
     /// A pattern from compressed rows that are sorted and in range (made by this crate).
     pub(crate) fn from_csr(cols: usize, offsets: Vec<usize>, indices: Vec<usize>) -> Pattern {
-        debug_assert!(indices.iter().all(|&j| j < cols));
-        Pattern {
-            cols,
-            offsets,
-            indices,
-        }
+        let rows = offsets.len() - 1;
+        Pattern(
+            SparsityPattern::try_from_offsets_and_indices(rows, cols, offsets, indices)
+                .expect("compressed rows, sorted and in range"),
+        )
     }
 
     /// The compressed rows: row i's columns are `indices()[offsets()[i]..offsets()[i + 1]]`.
     pub fn offsets(&self) -> &[usize] {
-        &self.offsets
+        self.0.major_offsets()
     }
 
     /// The column of each structural nonzero, row after row (see [`offsets`](Self::offsets)).
     pub fn indices(&self) -> &[usize] {
-        &self.indices
+        self.0.minor_indices()
     }
 
     /// Rows (m).
     pub fn rows(&self) -> usize {
-        self.offsets.len() - 1
+        self.0.major_dim()
     }
 
     /// Columns (n).
     pub fn cols(&self) -> usize {
-        self.cols
+        self.0.minor_dim()
     }
 
     /// Structural nonzeros.
     pub fn nnz(&self) -> usize {
-        self.indices.len()
+        self.0.nnz()
     }
 
     /// The columns of row `i`, sorted.
     pub fn row(&self, i: usize) -> &[usize] {
-        &self.indices[self.offsets[i]..self.offsets[i + 1]]
+        self.0.lane(i)
     }
 
     /// The pattern of the transpose: for each column, the rows it appears in.
     pub fn transpose(&self) -> Pattern {
-        let mut counts = vec![0usize; self.cols + 1];
-        for &j in &self.indices {
-            counts[j + 1] += 1;
-        }
-        for j in 0..self.cols {
-            counts[j + 1] += counts[j];
-        }
-        let offsets = counts.clone();
-        let mut next = counts;
-        let mut indices = vec![0; self.nnz()];
-        for i in 0..self.rows() {
-            for &j in self.row(i) {
-                indices[next[j]] = i;
-                next[j] += 1;
-            }
-        }
-        Pattern {
-            cols: self.rows(),
-            offsets,
-            indices,
-        }
+        Pattern(self.0.transpose())
     }
 
     /// The most nonzeros in one row: no column colouring has fewer colours.
     pub fn max_row_len(&self) -> usize {
-        (0..self.rows())
-            .map(|i| self.row(i).len())
+        self.offsets()
+            .windows(2)
+            .map(|w| w[1] - w[0])
             .max()
             .unwrap_or(0)
+    }
+
+    /// The nalgebra-sparse pattern, as a [`CsrMatrix`](nalgebra_sparse::CsrMatrix) of this
+    /// shape holds it.
+    pub fn as_sparsity_pattern(&self) -> &SparsityPattern {
+        &self.0
+    }
+}
+
+impl From<Pattern> for SparsityPattern {
+    fn from(p: Pattern) -> SparsityPattern {
+        p.0
     }
 }
