@@ -114,6 +114,18 @@ proptest! {
                 }
             }
         }
+        // Every strategy of a prepared object, forced: the same matrix.
+        let mut prepared = PreparedSparseJacobian::new(&f, &x).unwrap();
+        for strategy in Chosen::ALL {
+            prepared.use_strategy(strategy);
+            let s = prepared.jacobian(&x).unwrap();
+            prop_assert_eq!(s.plan.strategy, strategy);
+            let dense = match strategy {
+                Chosen::DenseForward | Chosen::Columns => &forward,
+                _ => &reverse,
+            };
+            prop_assert_eq!(s.to_dense(), dense.matrix.clone(), "{:?}", strategy);
+        }
         let auto = sparse_jacobian(&f, &x).unwrap();
         for (a, b) in auto.to_dense().iter().zip(forward.matrix.iter()) {
             prop_assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
@@ -146,6 +158,11 @@ proptest! {
         let at_y = prepared.jacobian(&y).unwrap();
         let fresh = sparse_jacobian_with(&f, &y, SparseOptions { detection: Detection::Global, ..SparseOptions::default() }).unwrap();
         prop_assert_eq!(at_y.triplets(), fresh.triplets());
+        // Written over the last result: the same values, the same pattern.
+        let mut into = prepared.jacobian(&x).unwrap();
+        prepared.jacobian_into(&y, &mut into).unwrap();
+        prop_assert_eq!(into.triplets(), fresh.triplets());
+        prop_assert_eq!(&into.value, &fresh.value);
         let s = Scalar(f.clone());
         let mut h = PreparedSparseHessian::new(&s, &x).unwrap();
         prop_assert_eq!(h.hessian(&y).unwrap().triplets(), sparse_hessian(&s, &y).unwrap().triplets());
@@ -346,4 +363,59 @@ fn the_sparse_hessian_of_rosenbrock_matches_the_formula() {
         };
         assert_relative_eq!(v, want, max_relative = 1e-13);
     }
+}
+
+#[test]
+fn hessian_patterns_follow_each_operation_class() {
+    struct Classes;
+    impl Function for Classes {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![
+                x[0] * x[1]                  // a product: the cross term only
+                    + x[2] / x[3]            // a quotient: cross, and the divisor with itself
+                    + x[4].sin()             // nonlinear: itself
+                    + x[5].floor() * x[6]    // floor is flat: x₅ drops out, x₆ is linear
+                    + x[7].max(x[8])         // piecewise linear: nothing
+                    + x[9].powf(x[10])       // nonlinear in both: every pair
+                    + (x[11] - x[12]).abs(), // linear: nothing
+            ]
+        }
+    }
+    let p = hessian_pattern(&Classes, &[1.5; 13], Detection::Global).unwrap();
+    let entries: Vec<(usize, usize)> = (0..13)
+        .flat_map(|i| p.row(i).iter().map(move |&j| (i, j)))
+        .filter(|&(i, j)| i <= j)
+        .collect();
+    assert_eq!(
+        entries,
+        vec![(0, 1), (2, 3), (3, 3), (4, 4), (9, 9), (9, 10), (10, 10)]
+    );
+    // And the Jacobian pattern (the gradient's): everything but x₅.
+    let g = jacobian_pattern(&Classes, &[1.5; 13], Detection::Global).unwrap();
+    assert_eq!(g.row(0), &[0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12]);
+}
+
+#[test]
+fn a_test_of_a_value_is_refused_by_global_detection_too() {
+    struct NanGuard;
+    impl Function for NanGuard {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![if x[0].is_nan() { x[1] } else { x[0] * x[1] }]
+        }
+    }
+    let err = jacobian_pattern(&NanGuard, &[1.0, 2.0], Detection::Global).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "global sparsity detection met a test of a value (is_nan), which needs values it does not carry: use local detection (Detection::Local), whose pattern holds at this x"
+    );
+    // Comparisons between constants need no values of the inputs: no refusal.
+    struct ConstantBranch;
+    impl Function for ConstantBranch {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let k = T::constant(2.0);
+            vec![if k > T::one() { x[0] * k } else { x[1] }]
+        }
+    }
+    let p = jacobian_pattern(&ConstantBranch, &[1.0, 2.0], Detection::Global).unwrap();
+    assert_eq!(p.row(0), &[0]);
 }
