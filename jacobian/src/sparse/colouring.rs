@@ -147,8 +147,10 @@ pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
 fn greedy(p: &Pattern, t: &Pattern, visit: &[usize]) -> Vec<usize> {
     let n = p.cols();
     let mut colour = vec![usize::MAX; n];
-    // forbidden[c] == j: colour c is taken by a neighbour of column j.
-    let mut forbidden = vec![usize::MAX; n + 1];
+    // forbidden[c] == j: colour c is taken by a neighbour of column j. A column has at most
+    // (longest column) × (longest row) neighbours, so no colour goes beyond that.
+    let most = t.max_row_len().saturating_mul(p.max_row_len()).min(n);
+    let mut forbidden = vec![usize::MAX; most + 1];
     for &j in visit {
         for &i in t.row(j) {
             for &k in p.row(i) {

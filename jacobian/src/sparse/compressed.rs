@@ -249,32 +249,43 @@ pub(crate) struct Gather {
 
 impl Gather {
     /// For `J·S`, m × k row-major: nonzero (i, j) is `B[i, c(j)]`.
-    pub(crate) fn columns(p: &Pattern, c: &Colouring, check: bool) -> Gather {
+    pub(crate) fn column_slots<'a>(
+        p: &'a Pattern,
+        c: &'a Colouring,
+    ) -> impl Iterator<Item = usize> + 'a {
         let k = c.count;
-        let slots = (0..p.rows())
-            .flat_map(|i| p.row(i).iter().map(move |&j| i * k + c.colours[j]))
-            .collect();
-        Gather::new(slots, p.rows() * k, check)
+        (0..p.rows()).flat_map(move |i| p.row(i).iter().map(move |&j| i * k + c.colours[j]))
     }
 
     /// For `(Sᵀ·J)ᵀ`, n × k row-major (as [`reverse`] stores it): nonzero (i, j) is
     /// `C[j, c(i)]`.
-    pub(crate) fn rows(p: &Pattern, c: &Colouring, check: bool) -> Gather {
+    pub(crate) fn row_slots<'a>(
+        p: &'a Pattern,
+        c: &'a Colouring,
+    ) -> impl Iterator<Item = usize> + 'a {
         let k = c.count;
-        let slots = (0..p.rows())
-            .flat_map(|i| p.row(i).iter().map(move |&j| j * k + c.colours[i]))
-            .collect();
-        Gather::new(slots, p.cols() * k, check)
+        (0..p.rows()).flat_map(move |i| p.row(i).iter().map(move |&j| j * k + c.colours[i]))
     }
 
-    /// Without `check`, no unread entries are listed (nor checked).
-    fn new(slots: Vec<usize>, entries: usize, check: bool) -> Gather {
-        if !check {
-            return Gather {
-                slots,
-                unread: Vec::new(),
-            };
+    /// The table of [`column_slots`](Self::column_slots), with the check.
+    pub(crate) fn columns(p: &Pattern, c: &Colouring) -> Gather {
+        Gather::new(Self::column_slots(p, c).collect(), p.rows() * c.count)
+    }
+
+    /// The table of [`row_slots`](Self::row_slots), with the check.
+    pub(crate) fn rows(p: &Pattern, c: &Colouring) -> Gather {
+        Gather::new(Self::row_slots(p, c).collect(), p.cols() * c.count)
+    }
+
+    /// Reads `values` from `b` by `slots` without a table or a check: a one-shot call, right
+    /// after detection at this point.
+    pub(crate) fn read_once(slots: impl Iterator<Item = usize>, b: &[f64], values: &mut [f64]) {
+        for (v, s) in values.iter_mut().zip(slots) {
+            *v = b[s];
         }
+    }
+
+    fn new(slots: Vec<usize>, entries: usize) -> Gather {
         let mut read = vec![false; entries];
         for &s in &slots {
             read[s] = true;

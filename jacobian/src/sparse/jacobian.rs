@@ -446,8 +446,20 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         self.check = false;
         let mut values = vec![0.0; self.pattern.nnz()];
         self.sweep(x, &mut values)?;
-        let pattern = std::mem::take(&mut self.pattern).into();
-        Ok(self.result(pattern, values))
+        let colours = match self.plan.strategy {
+            Strategy::Columns => self.columns.take(),
+            Strategy::Rows => self.rows.take(),
+            _ => None,
+        };
+        let pattern: SparsityPattern = std::mem::take(&mut self.pattern).into();
+        Ok(SparseJacobian {
+            value: std::mem::take(&mut self.buffer.value),
+            matrix: CsrMatrix::try_from_pattern_and_values(pattern, values)
+                .expect("one value per nonzero"),
+            plan: self.plan,
+            colours: colours.map(|c| c.colours).unwrap_or_default(),
+            source: self.source,
+        })
     }
 
     fn result(&self, pattern: SparsityPattern, values: Vec<f64>) -> SparseJacobian {
@@ -542,10 +554,13 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 let c = self.columns.as_ref().expect("coloured columns");
                 compressed::forward(&self.f, x, c, b)?;
                 check_length(m, b.value.len())?;
-                let gather = self
-                    .gather
-                    .get_or_insert_with(|| Gather::columns(p, c, check));
-                gather.read(&b.b, values)
+                if check {
+                    let gather = self.gather.get_or_insert_with(|| Gather::columns(p, c));
+                    gather.read(&b.b, values)
+                } else {
+                    Gather::read_once(Gather::column_slots(p, c), &b.b, values);
+                    true
+                }
             }
             Strategy::Rows => {
                 let c = self.rows.as_ref().expect("coloured rows");
@@ -554,8 +569,13 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                     None => sweeps::record_plain(&self.f, x, Some(m))?,
                 };
                 compressed::reverse(&r.rec, &r.xs, &r.ys, c, b);
-                let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c, check));
-                gather.read(&b.b, values)
+                if check {
+                    let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c));
+                    gather.read(&b.b, values)
+                } else {
+                    Gather::read_once(Gather::row_slots(p, c), &b.b, values);
+                    true
+                }
             }
             strategy => {
                 let options = Options {
