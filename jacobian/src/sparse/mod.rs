@@ -28,6 +28,7 @@ mod detect;
 mod hessian;
 mod jacobian;
 mod plan;
+mod prepared;
 mod report;
 mod spy;
 mod tracer;
@@ -37,10 +38,9 @@ pub use detect::{hessian_pattern, jacobian_pattern};
 pub use hessian::{
     PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian, sparse_hessian_with,
 };
-pub use jacobian::{
-    PreparedSparseJacobian, SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobian_with,
-};
+pub use jacobian::{SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobian_with};
 pub use plan::{SparsePlan, Strategy};
+pub use prepared::PreparedSparseJacobian;
 pub use report::{SparseCostReport, StrategyCost, sparse_cost_report};
 pub use tracer::{Detection, Tracer};
 

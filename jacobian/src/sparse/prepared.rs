@@ -1,0 +1,477 @@
+//! A sparse Jacobian prepared once for a function and taken at many points: the pattern,
+//! colourings, strategy and buffers kept; each call runs the compressed sweeps only.
+
+use super::colouring::colour_with_transpose;
+use super::compressed::{self, Compressed, Gather};
+use super::detect::{Detected, detect_jacobian};
+use super::plan::{SparsePlan, Strategy, choose};
+use super::{Colouring, Detection, Pattern, SparseJacobian, SparseOptions};
+use crate::sweeps::{self, Recorded};
+use crate::{Mode, Options};
+use nalgebra_sparse::CsrMatrix;
+use nalgebra_sparse::pattern::SparsityPattern;
+use shared_ops::{Error, Function};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A sparse Jacobian prepared for a function: its pattern, colourings, strategy and buffers,
+/// reused at every new point (the Jacobian a Newton or Levenberg–Marquardt loop asks for at each
+/// step). Each call runs the compressed sweeps only.
+///
+/// **When the pattern must be detected again.** A global pattern (the default whenever `f`
+/// has no branch on a value) holds at every x: never. A local one (the fallback for a function
+/// that branches on values) holds wherever `f` takes the branches it took at detection; where
+/// it takes others, detect again. Each call checks that the compressed sweeps put no nonzero
+/// where the pattern leaves its colour unused in its row, and if they did, detects the pattern
+/// again at this point, says so in [`SparsePlan::redetected`] and counts it
+/// ([`redetections`](Self::redetections)). That check is cheap but partial: a new nonzero whose
+/// colour its row already uses mixes into that entry unseen. So with a local pattern, call
+/// [`redetect`](Self::redetect) when the branches may have changed, or make the branch
+/// value-free (`max`, `min`, `abs` and friends are followed by global detection) and let
+/// [`Detection::Global`] run.
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// use jacobian::sparse::PreparedSparseJacobian;
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         (0..x.len()).map(|i| x[i] * x[(i + 1) % x.len()]).collect()
+///     }
+/// }
+/// let mut prepared = PreparedSparseJacobian::new(F, &[1.0; 100])?;
+/// let j = prepared.jacobian(&vec![2.0; 100])?;
+/// assert_eq!(j.triplets()[..2], [(0, 0, 2.0), (0, 1, 2.0)]);
+/// assert_eq!(prepared.redetections(), 0);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub struct PreparedSparseJacobian<F> {
+    f: F,
+    options: SparseOptions,
+    pattern: Pattern,
+    transpose: Pattern,
+    /// The colourings, where made (see [`adopt`](Self::adopt)).
+    columns: Option<Colouring>,
+    rows: Option<Colouring>,
+    plan: SparsePlan,
+    /// The local detection's recording, swept by the first `Rows` call.
+    recorded: Option<Recorded>,
+    buffer: Compressed,
+    /// How the compressed sweeps of the current strategy are read back (made at its first use).
+    gather: Option<Gather>,
+    redetections: usize,
+    /// Check each call's compressed results against the pattern (all but one-shot calls).
+    check: bool,
+    /// This pattern's number (a new one at each detection).
+    source: u64,
+}
+
+impl<F: Function + Sync> PreparedSparseJacobian<F> {
+    /// Detects the pattern of `f` at `x`, colours it and plans, with default options.
+    pub fn new(f: F, x: &[f64]) -> Result<Self, Error> {
+        Self::with_options(f, x, SparseOptions::default())
+    }
+
+    /// As [`new`](Self::new), with explicit options.
+    pub fn with_options(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
+        Self::prepare(f, x, options)
+    }
+
+    pub(super) fn prepare(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
+        let detected = detect_jacobian(&f, x, options.detection)?;
+        let mut prepared = PreparedSparseJacobian {
+            f,
+            options,
+            pattern: Pattern::from_csr(0, vec![0], Vec::new()),
+            transpose: Pattern::from_csr(0, vec![0], Vec::new()),
+            columns: None,
+            rows: None,
+            plan: SparsePlan {
+                strategy: Strategy::Columns,
+                detection: detected.ran,
+                fallback: None,
+                n: 0,
+                m: 0,
+                nnz: 0,
+                column_colours: None,
+                column_bound: 0,
+                row_colours: None,
+                row_bound: 0,
+                sweeps: 0,
+                lanes: 0,
+                estimates: [0.0; 4],
+                reason: String::new(),
+                redetected: None,
+            },
+            recorded: None,
+            buffer: Compressed::default(),
+            gather: None,
+            redetections: 0,
+            check: true,
+            source: 0,
+        };
+        prepared.adopt(detected);
+        Ok(prepared)
+    }
+
+    /// Takes a detected pattern: colours it, plans, keeps what the sweeps need.
+    ///
+    /// Under `Auto` the side with the smaller lower bound is coloured first, and the other only
+    /// if its lower bound leaves it a chance: colouring rows that share long columns (the
+    /// camera columns of bundle adjustment) costs far more than the sweeps it could save.
+    fn adopt(&mut self, d: Detected) {
+        let p = d.pattern;
+        let (n, m) = (p.cols(), p.rows());
+        let t = p.transpose();
+        let order = self.options.order;
+        let bounds = (p.max_row_len(), t.max_row_len());
+        let (mut columns, mut rows) = (None, None);
+        match self.options.mode {
+            Mode::Forward => columns = Some(colour_with_transpose(&p, &t, order)),
+            Mode::Reverse => rows = Some(colour_with_transpose(&t, &p, order)),
+            Mode::Auto => {
+                let first_columns = bounds.0 <= bounds.1;
+                let first = if first_columns {
+                    colour_with_transpose(&p, &t, order)
+                } else {
+                    colour_with_transpose(&t, &p, order)
+                };
+                // The other side at its lower bound, against the first at its colours.
+                let (mine, other, counts) = if first_columns {
+                    (Strategy::Columns, Strategy::Rows, (first.count, bounds.1))
+                } else {
+                    (Strategy::Rows, Strategy::Columns, (bounds.0, first.count))
+                };
+                let hope = other.estimate(n, m, counts) < mine.estimate(n, m, counts);
+                if first_columns {
+                    rows = hope.then(|| colour_with_transpose(&t, &p, order));
+                    columns = Some(first);
+                } else {
+                    columns = hope.then(|| colour_with_transpose(&p, &t, order));
+                    rows = Some(first);
+                }
+            }
+        }
+        let count = |c: &Option<Colouring>| c.as_ref().map(|c| c.count);
+        let (column_colours, row_colours) = (count(&columns), count(&rows));
+        let counts = (
+            column_colours.unwrap_or(bounds.0),
+            row_colours.unwrap_or(bounds.1),
+        );
+        let (strategy, estimates, reason) = match self.options.mode {
+            Mode::Forward => (
+                Strategy::Columns,
+                [0.0; 4],
+                "mode forced by the caller".into(),
+            ),
+            Mode::Reverse => (Strategy::Rows, [0.0; 4], "mode forced by the caller".into()),
+            Mode::Auto => choose(n, m, p.nnz(), counts, (column_colours, row_colours)),
+        };
+        let estimates = if self.options.mode == Mode::Auto {
+            estimates
+        } else {
+            Strategy::ALL.map(|s| s.estimate(n, m, counts))
+        };
+        let (sweeps, lanes) = strategy.sweeps(n, m, counts);
+        self.plan = SparsePlan {
+            strategy,
+            detection: d.ran,
+            fallback: d.fallback,
+            n,
+            m,
+            nnz: p.nnz(),
+            column_colours,
+            column_bound: bounds.0,
+            row_colours,
+            row_bound: bounds.1,
+            sweeps,
+            lanes,
+            estimates,
+            reason,
+            redetected: None,
+        };
+        (self.columns, self.rows) = (columns, rows);
+        self.recorded = d.recording.map(|(rec, xs, ys)| Recorded { rec, xs, ys });
+        self.pattern = p;
+        self.transpose = t;
+        self.source = next_source();
+        self.gather = None;
+    }
+
+    /// The Jacobian at `x` by the prepared strategy.
+    ///
+    /// # Errors
+    ///
+    /// An `x` of another length than the prepared one, or an `f` whose output length changes.
+    pub fn jacobian(&mut self, x: &[f64]) -> Result<SparseJacobian, Error> {
+        self.at(x)
+    }
+
+    /// Detects the pattern again at `x` (and colours and plans again).
+    pub fn redetect(&mut self, x: &[f64]) -> Result<(), Error> {
+        let d = detect_jacobian(&self.f, x, self.options.detection)?;
+        self.adopt(d);
+        self.redetections += 1;
+        Ok(())
+    }
+
+    /// How often the pattern was detected again since preparation.
+    pub fn redetections(&self) -> usize {
+        self.redetections
+    }
+
+    /// The pattern the sweeps assume.
+    pub fn pattern(&self) -> &Pattern {
+        &self.pattern
+    }
+
+    /// The colouring the sweeps use (`None` for a dense strategy).
+    pub fn colouring(&self) -> Option<&Colouring> {
+        match self.plan.strategy {
+            Strategy::Columns => self.columns.as_ref(),
+            Strategy::Rows => self.rows.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Runs `strategy` from now on, whatever the plan chose (to compare them).
+    ///
+    /// ```
+    /// use jacobian::{Function, Op};
+    /// use jacobian::sparse::{PreparedSparseJacobian, Strategy};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         x.iter().map(|v| v.exp()).collect()
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseJacobian::new(F, &[0.0; 10])?;
+    /// let by_columns = p.jacobian(&[1.0; 10])?;
+    /// p.use_strategy(Strategy::DenseReverse);
+    /// let dense = p.jacobian(&[1.0; 10])?;
+    /// assert_eq!(dense.plan.strategy, Strategy::DenseReverse);
+    /// assert_eq!((dense.plan.sweeps, dense.plan.lanes), (2, 8));
+    /// assert_eq!(dense.triplets(), by_columns.triplets());
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn use_strategy(&mut self, strategy: Strategy) {
+        let order = self.options.order;
+        let (p, t) = (&self.pattern, &self.transpose);
+        match strategy {
+            Strategy::Columns => {
+                let c = self
+                    .columns
+                    .get_or_insert_with(|| colour_with_transpose(p, t, order));
+                self.plan.column_colours = Some(c.count);
+            }
+            Strategy::Rows => {
+                let c = self
+                    .rows
+                    .get_or_insert_with(|| colour_with_transpose(t, p, order));
+                self.plan.row_colours = Some(c.count);
+            }
+            _ => {}
+        }
+        let p = &mut self.plan;
+        let counts = (
+            p.column_colours.unwrap_or(p.column_bound),
+            p.row_colours.unwrap_or(p.row_bound),
+        );
+        (p.sweeps, p.lanes) = strategy.sweeps(p.n, p.m, counts);
+        p.strategy = strategy;
+        self.gather = None;
+        p.reason = "strategy chosen by the caller".into();
+    }
+
+    /// The plan of the last call (or of preparation).
+    pub fn plan(&self) -> &SparsePlan {
+        &self.plan
+    }
+
+    fn at(&mut self, x: &[f64]) -> Result<SparseJacobian, Error> {
+        self.check_input(x)?;
+        let mut values = vec![0.0; self.pattern.nnz()];
+        if !self.sweep(x, &mut values)? && self.redetect_after_miss(x)? {
+            values = vec![0.0; self.pattern.nnz()];
+            self.sweep(x, &mut values)?;
+        }
+        Ok(self.result(self.pattern.as_sparsity_pattern().clone(), values))
+    }
+
+    /// The one-shot call: right after detection at this `x`, so no check, and the pattern
+    /// moves into the result instead of being copied.
+    pub(super) fn once(mut self, x: &[f64]) -> Result<SparseJacobian, Error> {
+        self.check_input(x)?;
+        self.check = false;
+        let mut values = vec![0.0; self.pattern.nnz()];
+        self.sweep(x, &mut values)?;
+        let colours = match self.plan.strategy {
+            Strategy::Columns => self.columns.take(),
+            Strategy::Rows => self.rows.take(),
+            _ => None,
+        };
+        let pattern: SparsityPattern = std::mem::take(&mut self.pattern).into();
+        Ok(SparseJacobian {
+            value: std::mem::take(&mut self.buffer.value),
+            matrix: CsrMatrix::try_from_pattern_and_values(pattern, values)
+                .expect("one value per nonzero"),
+            plan: self.plan,
+            colours: colours.map(|c| c.colours).unwrap_or_default(),
+            source: self.source,
+        })
+    }
+
+    fn result(&self, pattern: SparsityPattern, values: Vec<f64>) -> SparseJacobian {
+        SparseJacobian {
+            value: self.buffer.value.clone(),
+            matrix: CsrMatrix::try_from_pattern_and_values(pattern, values)
+                .expect("one value per nonzero"),
+            plan: self.plan.clone(),
+            colours: self
+                .colouring()
+                .map(|c| c.colours.clone())
+                .unwrap_or_default(),
+            source: self.source,
+        }
+    }
+
+    /// The Jacobian at `x` written over `j`, a result of an earlier call of this object: its
+    /// values and `value` are overwritten in place, so nothing the size of the pattern is
+    /// allocated or copied (a CSR matrix owns its pattern: [`jacobian`](Self::jacobian) copies
+    /// it into every result). If `j` came from elsewhere, or the pattern was detected again,
+    /// `j` is replaced whole.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op};
+    /// use jacobian::sparse::PreparedSparseJacobian;
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         x.iter().map(|v| v.sin()).collect()
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseJacobian::new(F, &[0.0; 3])?;
+    /// let mut j = p.jacobian(&[0.0; 3])?;
+    /// p.jacobian_into(&[1.0; 3], &mut j)?; // a Newton loop's next step
+    /// assert_eq!(j.matrix.values(), &[1f64.cos(); 3]);
+    /// assert_eq!(j.value, vec![1f64.sin(); 3]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`jacobian`](Self::jacobian).
+    pub fn jacobian_into(&mut self, x: &[f64], j: &mut SparseJacobian) -> Result<(), Error> {
+        if j.source != self.source {
+            *j = self.jacobian(x)?;
+            return Ok(());
+        }
+        self.check_input(x)?;
+        if !self.sweep(x, j.matrix.values_mut())? && self.redetect_after_miss(x)? {
+            *j = self.at(x)?;
+            return Ok(());
+        }
+        j.value.clear();
+        j.value.extend_from_slice(&self.buffer.value);
+        j.plan.clone_from(&self.plan);
+        Ok(())
+    }
+
+    fn check_input(&mut self, x: &[f64]) -> Result<(), Error> {
+        self.plan.redetected = None;
+        if x.len() == self.plan.n {
+            Ok(())
+        } else {
+            Err(Error::InputLength {
+                expected: self.plan.n,
+                found: x.len(),
+            })
+        }
+    }
+
+    /// After sweeps that did not fit a local pattern: detects it again (true), or for a global
+    /// pattern, which cannot miss, does nothing (false).
+    fn redetect_after_miss(&mut self, x: &[f64]) -> Result<bool, Error> {
+        if self.plan.detection != Detection::Local {
+            return Ok(false);
+        }
+        self.redetect(x)?;
+        self.plan.redetected = Some(format!(
+            "the compressed sweeps found a nonzero outside the pattern at this x (f took another branch); {} nonzeros now",
+            self.pattern.nnz()
+        ));
+        Ok(true)
+    }
+
+    /// The sweeps of the strategy: writes the nonzeros in the pattern's order into `values`
+    /// (and f(x) into the buffer); returns whether the compressed results fit the pattern.
+    fn sweep(&mut self, x: &[f64], values: &mut [f64]) -> Result<bool, Error> {
+        let (p, m, check) = (&self.pattern, self.plan.m, self.check);
+        let b = &mut self.buffer;
+        let clean = match self.plan.strategy {
+            Strategy::Columns => {
+                let c = self.columns.as_ref().expect("coloured columns");
+                compressed::forward(&self.f, x, c, b)?;
+                check_length(m, b.value.len())?;
+                if check {
+                    let gather = self.gather.get_or_insert_with(|| Gather::columns(p, c));
+                    gather.read(&b.b, values)
+                } else {
+                    Gather::read_once(Gather::column_slots(p, c), &b.b, values);
+                    true
+                }
+            }
+            Strategy::Rows => {
+                let c = self.rows.as_ref().expect("coloured rows");
+                let r = match self.recorded.take() {
+                    Some(r) => r,
+                    None => sweeps::record_plain(&self.f, x, Some(m))?,
+                };
+                compressed::reverse(&r.rec, &r.xs, &r.ys, c, b);
+                if check {
+                    let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c));
+                    gather.read(&b.b, values)
+                } else {
+                    Gather::read_once(Gather::row_slots(p, c), &b.b, values);
+                    true
+                }
+            }
+            strategy => {
+                let options = Options {
+                    mode: match strategy {
+                        Strategy::DenseForward => Mode::Forward,
+                        _ => Mode::Reverse,
+                    },
+                    threads: true,
+                };
+                let j = crate::jacobian_with_options(&self.f, x, options)?;
+                check_length(m, j.value.len())?;
+                let entries = (0..m).flat_map(|i| p.row(i).iter().map(move |&k| (i, k)));
+                for (v, (i, k)) in values.iter_mut().zip(entries) {
+                    *v = j.matrix[(i, k)];
+                }
+                b.value = j.value;
+                true
+            }
+        };
+        Ok(clean)
+    }
+}
+
+/// A number for each adopted pattern, so that [`PreparedSparseJacobian::jacobian_into`] knows
+/// its own results.
+fn next_source() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+fn check_length(expected: usize, found: usize) -> Result<(), Error> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::OutputLength {
+            expected,
+            found,
+            during: "the sparse Jacobian's sweeps".into(),
+        })
+    }
+}
