@@ -91,7 +91,7 @@ impl Default for SparseOptions {
 }
 
 /// The sparse Jacobian of `f` at `x`: detection, colouring, compressed sweeps and CSR output,
-/// with the [`Strategy`] the cost model finds cheapest.
+/// with the [`Strategy`](super::Strategy) the cost model finds cheapest.
 ///
 /// # Errors
 ///
