@@ -113,10 +113,9 @@ fn forward_lanes<const N: usize, F: Function>(
             }
             Some(_) => {}
         }
-        for (i, y) in ys.iter().enumerate() {
-            for c in lanes.clone() {
-                out.b[i * k + c] = y.tangent[c - lanes.start];
-            }
+        let width = lanes.len();
+        for (row, y) in out.b.chunks_exact_mut(k).zip(&ys) {
+            row[lanes.start..lanes.end].copy_from_slice(&y.tangent[..width]);
         }
     }
     out.k = k;
@@ -243,8 +242,9 @@ fn hessian_lanes<const N: usize, F: Function>(
 /// of the compressed matrix that holds it, and the entries that no nonzero reads, which must be
 /// zero if the pattern holds (a nonzero there means the function took another branch).
 pub(crate) struct Gather {
-    slots: Vec<usize>,
-    unread: Vec<usize>,
+    /// 4 bytes per nonzero: the table is read at every call.
+    slots: Vec<u32>,
+    unread: Vec<u32>,
 }
 
 impl Gather {
@@ -286,20 +286,22 @@ impl Gather {
     }
 
     fn new(slots: Vec<usize>, entries: usize) -> Gather {
+        let index = |s: usize| u32::try_from(s).expect("a compressed matrix of < 2³² entries");
         let mut read = vec![false; entries];
         for &s in &slots {
             read[s] = true;
         }
-        let unread = (0..entries).filter(|&s| !read[s]).collect();
+        let unread = (0..entries).filter(|&s| !read[s]).map(index).collect();
+        let slots = slots.into_iter().map(index).collect();
         Gather { slots, unread }
     }
 
     /// Writes the nonzeros into `values`; returns false if an unread entry of `b` is nonzero.
     pub(crate) fn read(&self, b: &[f64], values: &mut [f64]) -> bool {
         for (v, &s) in values.iter_mut().zip(&self.slots) {
-            *v = b[s];
+            *v = b[s as usize];
         }
-        self.unread.iter().all(|&s| b[s] == 0.0)
+        self.unread.iter().all(|&s| b[s as usize] == 0.0)
     }
 }
 
