@@ -163,6 +163,18 @@ proptest! {
         prepared.jacobian_into(&y, &mut into).unwrap();
         prop_assert_eq!(into.triplets(), fresh.triplets());
         prop_assert_eq!(&into.value, &fresh.value);
+        // Local detection by rows keeps its recording: it must serve x only, never y.
+        let local_rows = SparseOptions { mode: Mode::Reverse, detection: Detection::Local, ..SparseOptions::default() };
+        let mut by_rows = PreparedSparseJacobian::with_options(&f, &x, local_rows).unwrap();
+        let want = jacobian_with(&f, &y, Mode::Reverse).unwrap();
+        let got = by_rows.jacobian(&y).unwrap();
+        prop_assert_eq!(&got.value, &want.value);
+        // Where the branches (the winners of max) are those of x, the local pattern holds.
+        let same_branches = jacobian_pattern(&f, &y, Detection::Local).unwrap()
+            == jacobian_pattern(&f, &x, Detection::Local).unwrap();
+        if same_branches {
+            prop_assert_eq!(got.to_dense(), want.matrix.clone());
+        }
         let s = Scalar(f.clone());
         let mut h = PreparedSparseHessian::new(&s, &x).unwrap();
         prop_assert_eq!(h.hessian(&y).unwrap().triplets(), sparse_hessian(&s, &y).unwrap().triplets());

@@ -422,7 +422,9 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             }
             Strategy::Rows => {
                 let c = self.rows.as_ref().expect("coloured rows");
-                let r = match self.recorded.take() {
+                // The detection's recording serves only the point it was made at.
+                let at_x = |r: &Recorded| r.xs.iter().zip(x).all(|(v, &x)| v.value() == x);
+                let r = match self.recorded.take().filter(at_x) {
                     Some(r) => r,
                     None => sweeps::record_plain(&self.f, x, Some(m))?,
                 };
