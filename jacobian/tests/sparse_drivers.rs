@@ -163,6 +163,11 @@ proptest! {
         prepared.jacobian_into(&y, &mut into).unwrap();
         prop_assert_eq!(into.triplets(), fresh.triplets());
         prop_assert_eq!(&into.value, &fresh.value);
+        // After a change of strategy the old result is replaced whole (its colours too).
+        prepared.use_strategy(Chosen::DenseReverse);
+        prepared.jacobian_into(&y, &mut into).unwrap();
+        prop_assert_eq!(into.plan.strategy, Chosen::DenseReverse);
+        prop_assert!(into.colours.is_empty());
         // Local detection by rows keeps its recording: it must serve x only, never y.
         let local_rows = SparseOptions { mode: Mode::Reverse, detection: Detection::Local, ..SparseOptions::default() };
         let mut by_rows = PreparedSparseJacobian::with_options(&f, &x, local_rows).unwrap();

@@ -280,6 +280,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         p.strategy = strategy;
         self.gather = None;
         p.reason = "strategy chosen by the caller".into();
+        // Earlier results carry the old strategy's colours: `jacobian_into` replaces them whole.
+        self.source = next_source();
     }
 
     /// The plan of the last call (or of preparation).
