@@ -436,3 +436,25 @@ fn a_test_of_a_value_is_refused_by_global_detection_too() {
     let p = jacobian_pattern(&ConstantBranch, &[1.0, 2.0], Detection::Global).unwrap();
     assert_eq!(p.row(0), &[0]);
 }
+
+#[test]
+fn a_function_of_no_input_has_an_empty_pattern_and_no_colours() {
+    struct Constant;
+    impl Function for Constant {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![T::constant(2.0), x[0].floor()]
+        }
+    }
+    for mode in [Mode::Forward, Mode::Reverse, Mode::Auto] {
+        let options = SparseOptions {
+            mode,
+            ..SparseOptions::default()
+        };
+        let j = sparse_jacobian_with(&Constant, &[1.5, 0.5], options).unwrap();
+        assert_eq!(
+            (j.matrix.nnz(), j.value.clone()),
+            (0, vec![2.0, 1.0]),
+            "{mode:?}"
+        );
+    }
+}

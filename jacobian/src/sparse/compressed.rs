@@ -9,6 +9,7 @@ use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
 use shared_ops::{Error, Function};
 use std::any::Any;
+use std::ops::Range;
 
 /// A compressed matrix `B` (rows × `k` colours, row-major), what computed it, and the lanes'
 /// input buffer kept for the next call.
@@ -63,6 +64,33 @@ macro_rules! by_lanes {
     };
 }
 
+/// Sets (`t = 1`) or clears (`t = 0`) the tangent of each input whose colour is in `lanes`, in
+/// the lane of its colour.
+fn seed<const N: usize>(
+    xs: &mut [DualVec<f64, N>],
+    colours: &Colouring,
+    lanes: &Range<usize>,
+    t: f64,
+) {
+    for (x, &c) in xs.iter_mut().zip(&colours.colours) {
+        if lanes.contains(&c) {
+            x.tangent[c - lanes.start] = t;
+        }
+    }
+}
+
+/// Copies the tangents of one sweep into the columns `lanes` of `b` (rows × `k`, row-major).
+fn copy_lanes<const N: usize>(
+    b: &mut [f64],
+    k: usize,
+    lanes: &Range<usize>,
+    ys: &[DualVec<f64, N>],
+) {
+    for (row, y) in b.chunks_exact_mut(k).zip(ys) {
+        row[lanes.clone()].copy_from_slice(&y.tangent[..lanes.len()]);
+    }
+}
+
 /// `J·S` by forward sweeps: the columns of colour c are seeded in lane c (mod N).
 pub(crate) fn forward<F: Function>(
     f: &F,
@@ -85,16 +113,9 @@ fn forward_lanes<const N: usize, F: Function>(
     let mut m = None;
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let seed = |xs: &mut [DualVec<f64, N>], t: f64| {
-            for (x, &c) in xs.iter_mut().zip(&colours.colours) {
-                if lanes.contains(&c) {
-                    x.tangent[c - lanes.start] = t;
-                }
-            }
-        };
-        seed(&mut xs, 1.0);
+        seed(&mut xs, colours, &lanes, 1.0);
         let ys = f.eval(&xs);
-        seed(&mut xs, 0.0);
+        seed(&mut xs, colours, &lanes, 0.0);
         match m {
             None => {
                 check_declared(f, ys.len(), "compressed forward sweep 1")?;
@@ -113,10 +134,7 @@ fn forward_lanes<const N: usize, F: Function>(
             }
             Some(_) => {}
         }
-        let width = lanes.len();
-        for (row, y) in out.b.chunks_exact_mut(k).zip(&ys) {
-            row[lanes.start..lanes.end].copy_from_slice(&y.tangent[..width]);
-        }
+        copy_lanes(&mut out.b, k, &lanes, &ys);
     }
     out.k = k;
     out.sweeps = sweeps;
@@ -213,23 +231,14 @@ fn hessian_lanes<const N: usize, F: Function>(
     out.b.resize(n * k, 0.0);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let seed = |xs: &mut [DualVec<f64, N>], t: f64| {
-            for (x, &c) in xs.iter_mut().zip(&colours.colours) {
-                if lanes.contains(&c) {
-                    x.tangent[c - lanes.start] = t;
-                }
-            }
-        };
-        seed(&mut xs, 1.0);
+        seed(&mut xs, colours, &lanes, 1.0);
         let (value, adjoints, _) = dual_sweep(f, &xs)?;
-        seed(&mut xs, 0.0);
-        for (i, a) in adjoints.iter().enumerate() {
-            for c in lanes.clone() {
-                out.b[i * k + c] = a.tangent[c - lanes.start];
-            }
+        seed(&mut xs, colours, &lanes, 0.0);
+        copy_lanes(&mut out.b, k, &lanes, &adjoints);
+        if s == 0 {
+            out.value = vec![value];
+            out.gradient = adjoints.iter().map(|a| a.primal).collect();
         }
-        out.value = vec![value];
-        out.gradient = adjoints.iter().map(|a| a.primal).collect();
     }
     out.k = k;
     out.sweeps = sweeps;
