@@ -173,6 +173,42 @@ impl FloatObjective for crate::Rosenbrock {
     }
 }
 
+/// [`DenseTanh`]'s layer for any `Float` (echidna), a fold for each row's sum.
+pub fn dense_float<T: Float>(f: &DenseTanh, x: &[T]) -> Vec<T> {
+    let lift = |c: f64| T::from(c).expect("a constant");
+    let s: Vec<T> = x.iter().map(|v| v.sin()).collect();
+    f.a.chunks_exact(f.n)
+        .map(|row| {
+            let terms = row.iter().zip(&s).map(|(&a, &s)| lift(a) * s);
+            Folds.sum(terms).tanh()
+        })
+        .collect()
+}
+
+/// echidna's forward Jacobian with `DualVec<f64, 8>`, row-major m×n: ⌈n/8⌉ sweeps of eight
+/// tangents each (echidna has no dense forward-Jacobian driver over closures, so the chunks
+/// are seeded here as ours are).
+pub fn echidna_dense_jacobian8(f: &DenseTanh, x: &[f64]) -> Vec<f64> {
+    use echidna::DualVec;
+    let (n, m) = (f.n, f.m);
+    let mut jac = vec![0.0; m * n];
+    let mut xs: Vec<DualVec<f64, 8>> = x.iter().map(|&v| DualVec::constant(v)).collect();
+    for start in (0..n).step_by(8) {
+        let end = (start + 8).min(n);
+        for (lane, j) in (start..end).enumerate() {
+            xs[j] = DualVec::with_tangent(x[j], lane);
+        }
+        let ys = dense_float(f, &xs);
+        for (row, y) in jac.chunks_exact_mut(n).zip(&ys) {
+            row[start..end].copy_from_slice(&y.eps[..end - start]);
+        }
+        for j in start..end {
+            xs[j] = DualVec::constant(x[j]);
+        }
+    }
+    jac
+}
+
 /// [`Tridiagonal`]'s residuals for any `Float` (echidna), with n = `x.len()`.
 pub fn tridiagonal_float<T: Float>(x: &[T]) -> Vec<T> {
     Tridiagonal::new(x.len()).residuals(x)

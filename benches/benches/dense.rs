@@ -7,7 +7,8 @@
 //!
 //! Ids per group `dense_n=<n>_m=<m>`: `f64`, `forward`, `reverse`, `auto`; with
 //! `--features peers` also `num_dual_jacobian_static`, `num_dual_jacobian_dyn` (num-dual's
-//! forward mode, all n tangents in one sweep), `ad_trait_reverse`, `ad_trait_forward` (one
+//! forward mode, all n tangents in one sweep), `echidna_forward_dualvec8` (echidna's `DualVec<f64, 8>`,
+//! ⌈n/8⌉ sweeps like ours), `ad_trait_reverse`, `ad_trait_forward` (one
 //! tangent per sweep) and `ad_trait_forward_multi8` (eight per sweep, like ours).
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
@@ -126,6 +127,12 @@ mod peers {
         );
         group.bench_function("num_dual_jacobian_dyn", |b| {
             b.iter(|| num_dual_dyn(f, black_box(&xd)))
+        });
+
+        let j = benches::peers::echidna_dense_jacobian8(f, x);
+        assert_close(&j, &want, REL, "echidna_forward_dualvec8");
+        group.bench_function("echidna_forward_dualvec8", |b| {
+            b.iter(|| benches::peers::echidna_dense_jacobian8(f, black_box(x)))
         });
 
         let ad = AdDense(f.clone());

@@ -9,6 +9,7 @@
 //! `forward_jvp`, `analytic`; with `--features peers` also `num_dual_gradient_static`
 //! (n = 10, 100), `num_dual_gradient_dyn` (n ≤ 1000), `ad_trait_reverse`, `ad_trait_forward`
 //! (one tangent per sweep), `ad_trait_forward_multi8` (eight tangents per sweep, like ours),
+//! `echidna_jvp` (echidna's single-tangent `Dual`, one sweep like `forward_jvp`),
 //! `echidna_reverse` (echidna's Adept-style tape), `echidna_bytecode` (its bytecode tape,
 //! recorded and swept once per gradient) and `echidna_bytecode_replay` (recorded once,
 //! re-evaluated at a new point per gradient). `replay_gradient` is ours the same way (a
@@ -137,7 +138,7 @@ mod peers {
     use benches::assert_close;
     use benches::peers::{AdRosenbrock, rosenbrock_float, rosenbrock_num_dual};
     use criterion::{BenchmarkGroup, measurement::WallTime};
-    use echidna::{BReverse, Reverse};
+    use echidna::{BReverse, Dual, Reverse};
     use nalgebra::{DVector, SVector};
     use num_dual::{DualDVec64, DualSVec64};
 
@@ -219,6 +220,21 @@ mod peers {
         assert_close(g.as_slice(), want, REL, "ad_trait_forward_multi8");
         group.bench_function("ad_trait_forward_multi8", |b| {
             b.iter(|| multi.derivative(black_box(x)))
+        });
+
+        // echidna's single-tangent `Dual`: one forward sweep along all-ones, as `forward_jvp`.
+        let ones = vec![1.0; n];
+        let want_jv: f64 = want.iter().sum();
+        let (_, jv) = echidna::jvp(|v: &[Dual<f64>]| vec![rosenbrock_float(v)], x, &ones);
+        assert_close(&jv, &[want_jv], REL, "echidna_jvp");
+        group.bench_function("echidna_jvp", |b| {
+            b.iter(|| {
+                echidna::jvp(
+                    |v: &[Dual<f64>]| vec![rosenbrock_float(v)],
+                    black_box(x),
+                    black_box(&ones),
+                )
+            })
         });
 
         let g = echidna::grad(|v: &[Reverse<f64>]| rosenbrock_float(v), x);

@@ -1,4 +1,4 @@
-use crate::{add, scale};
+use crate::chain;
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
@@ -63,6 +63,10 @@ impl<T: Op> From<T> for Dual<T> {
 }
 
 impl<T: Op> Op for Dual<T> {
+    #[inline(always)]
+    fn has_nan(&self) -> bool {
+        self.primal.has_nan() || self.tangent.has_nan()
+    }
     /// Sparse exactly when the numbers one level down are: a dual of floats is cheap
     /// arithmetic, a dual of tape variables records every operation.
     const SPARSE_TANGENTS: bool = T::SPARSE_TANGENTS;
@@ -79,7 +83,7 @@ impl<T: Op> Op for Dual<T> {
         let (v, d) = rule.eval(self.primal);
         Dual {
             primal: v,
-            tangent: scale(d, self.tangent),
+            tangent: chain(R::UNIT_PARTIALS, [d], [self.tangent]),
         }
     }
     #[inline(always)]
@@ -87,7 +91,7 @@ impl<T: Op> Op for Dual<T> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: add(scale(da, self.tangent), scale(db, other.tangent)),
+            tangent: chain(R::UNIT_PARTIALS, [da, db], [self.tangent, other.tangent]),
         }
     }
 }
@@ -97,10 +101,7 @@ impl<T: Op> Dual<T> {
     #[inline(always)]
     fn fused_mul_add(self, a: Self, b: Self) -> Self {
         let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
-        let tangent = add(
-            add(scale(da, self.tangent), scale(db, a.tangent)),
-            scale(dc, b.tangent),
-        );
+        let tangent = chain(false, [da, db, dc], [self.tangent, a.tangent, b.tangent]);
         Dual { primal: v, tangent }
     }
 }

@@ -1,4 +1,4 @@
-use crate::{add, scale_lanes};
+use crate::chain_lanes;
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
@@ -73,6 +73,10 @@ impl<T: Op, const N: usize> Default for DualVec<T, N> {
 }
 
 impl<T: Op, const N: usize> Op for DualVec<T, N> {
+    #[inline(always)]
+    fn has_nan(&self) -> bool {
+        self.primal.has_nan() || self.tangent.iter().any(Op::has_nan)
+    }
     /// Sparse exactly when the numbers one level down are: a dual of floats is cheap
     /// arithmetic, a dual of tape variables records every operation.
     const SPARSE_TANGENTS: bool = T::SPARSE_TANGENTS;
@@ -87,19 +91,13 @@ impl<T: Op, const N: usize> Op for DualVec<T, N> {
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
-        let mut tangent = self.tangent;
-        scale_lanes(d, &mut tangent);
+        let tangent = chain_lanes(R::UNIT_PARTIALS, [d], [&self.tangent]);
         DualVec { primal: v, tangent }
     }
     #[inline(always)]
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
         let (v, da, db) = rule.eval(self.primal, other.primal);
-        let (mut tangent, mut b) = (self.tangent, other.tangent);
-        scale_lanes(da, &mut tangent);
-        scale_lanes(db, &mut b);
-        for (t, b) in tangent.iter_mut().zip(b) {
-            *t = add(*t, b);
-        }
+        let tangent = chain_lanes(R::UNIT_PARTIALS, [da, db], [&self.tangent, &other.tangent]);
         DualVec { primal: v, tangent }
     }
 }
@@ -109,13 +107,7 @@ impl<T: Op, const N: usize> DualVec<T, N> {
     #[inline(always)]
     fn fused_mul_add(self, a: Self, b: Self) -> Self {
         let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
-        let (mut tangent, mut ta, mut tb) = (self.tangent, a.tangent, b.tangent);
-        scale_lanes(da, &mut tangent);
-        scale_lanes(db, &mut ta);
-        scale_lanes(dc, &mut tb);
-        for ((t, ta), tb) in tangent.iter_mut().zip(ta).zip(tb) {
-            *t = add(add(*t, ta), tb); // the association of `Dual`, so lanes match it bit for bit
-        }
+        let tangent = chain_lanes(false, [da, db, dc], [&self.tangent, &a.tangent, &b.tangent]);
         DualVec { primal: v, tangent }
     }
 }

@@ -61,56 +61,175 @@ pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
 pub use taylor::Taylor;
 
-/// The tangent contribution `∂ · u̇` with the structural-zero convention of
-/// [`shared_ops::rules`]: a zero factor (a constant's tangent, an input not being seeded, a zero
-/// partial) makes the contribution exactly zero, even when the other factor is infinite or NaN
-/// (√ at 0, `atan2` at the origin). Reverse mode applies the same convention to adjoints.
+/// The tangent of an operation with K operands, `Σₖ ∂ₖ·u̇ₖ` summed in order from the first,
+/// with the structural-zero convention of [`shared_ops::rules`]: a product that is NaN because
+/// one factor is zero (`0·∞`, `0·NaN`: a constant's tangent or an unseeded input at √0, a zero
+/// partial after an infinite tangent) contributes exactly zero.
 ///
-/// Branch-free: the product, then a select. The result has the same bits as
-/// [`scale_lanes`] gives for a lane (a finite partial keeps the sign of a zero product).
+/// The convention costs one test per operation, not per product: the sum is computed with
+/// plain multiply-adds, and only if it holds a NaN ([`Op::has_nan`]), which every such product
+/// would leave, are the products taken one by one by [`chain_slow`]. Both paths give the same
+/// bits wherever the sum is not NaN, so the result does not depend on which ran, nor on how
+/// many lanes a [`DualVec`] has.
 ///
-/// For numbers with [`Op::SPARSE_TANGENTS`] (nested duals, tape variables) a zero tangent is
-/// returned as it is, without the product: a tape variable would record it.
+/// `unit` says that every partial is ±1 ([`Unary::UNIT_PARTIALS`](shared_ops::Unary)): no
+/// product can then be `0·∞`, and the test is skipped. For numbers with
+/// [`Op::SPARSE_TANGENTS`] (tape variables, whose arithmetic records) every tangent goes the
+/// slow way, where structural zeros are skipped rather than multiplied.
 #[inline(always)]
-pub(crate) fn scale<T: Op>(partial: T, tangent: T) -> T {
+pub(crate) fn chain<T: Op, const K: usize>(unit: bool, partials: [T; K], tangents: [T; K]) -> T {
+    if !T::SPARSE_TANGENTS {
+        let mut sum = partials[0] * tangents[0];
+        for (&p, &t) in partials.iter().zip(&tangents).skip(1) {
+            sum += p * t;
+        }
+        if unit || !sum.has_nan() {
+            return sum;
+        }
+    }
+    chain_slow(partials, tangents)
+}
+
+/// [`chain`] product by product: each `∂ₖ·u̇ₖ` by [`scale`], structural zeros skipped for
+/// numbers with [`Op::SPARSE_TANGENTS`].
+#[cold]
+#[inline(never)]
+fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
+    let mut sum = scale(partials[0], tangents[0]);
+    for (&p, &t) in partials.iter().zip(&tangents).skip(1) {
+        let term = scale(p, t);
+        sum = if T::SPARSE_TANGENTS && term.is_zero() {
+            sum
+        } else if T::SPARSE_TANGENTS && sum.is_zero() {
+            term
+        } else {
+            sum + term
+        };
+    }
+    sum
+}
+
+/// One contribution `∂·u̇`: the product, or exactly zero where the product is NaN because a
+/// factor is zero. A structural-zero tangent of a [`Op::SPARSE_TANGENTS`] number is returned
+/// as it is, without the product (a tape variable would record it).
+#[inline(always)]
+fn scale<T: Op>(partial: T, tangent: T) -> T {
     if T::SPARSE_TANGENTS && tangent.is_zero() {
         return tangent;
     }
     let product = partial * tangent;
-    let zero = partial.is_zero() | (tangent.is_zero() & !partial.is_finite());
-    if zero { T::zero() } else { product }
+    if (partial.is_zero() || tangent.is_zero()) && product.has_nan() {
+        T::zero()
+    } else {
+        product
+    }
 }
 
-/// `t[i] ← ∂ · t[i]` for every lane, with the convention of [`scale`]. The partial is tested
-/// once per operation, so the common case is a plain, vectorised multiply.
+/// [`chain`] for every lane of K operands with N tangents each: a lane's result is the one
+/// [`chain`] gives for its tangents alone. The sums for all lanes are plain multiply-adds (one
+/// vectorised loop per operand); the test that decides whether they stand is per operation,
+/// not per lane: a partial that is finite and nonzero times any tangent is already what the
+/// convention asks, so if the product of the partials' values is (no zero, no infinity, no
+/// NaN among them) the sums stand. Only otherwise are the lanes tested for NaN, and only a
+/// NaN sends them lane by lane through [`chain`]'s slow path.
 #[inline(always)]
-pub(crate) fn scale_lanes<T: Op, const N: usize>(partial: T, tangent: &mut [T; N]) {
-    if partial.is_finite() && !partial.is_zero() {
-        for t in tangent.iter_mut() {
-            if !(T::SPARSE_TANGENTS && t.is_zero()) {
-                *t = partial * *t;
+pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
+    unit: bool,
+    partials: [T; K],
+    tangents: [&[T; N]; K],
+) -> [T; N] {
+    if !T::SPARSE_TANGENTS {
+        let mut sum = tangents[0].map(|t| partials[0] * t);
+        for (&p, t) in partials.iter().zip(tangents).skip(1) {
+            for (s, &t) in sum.iter_mut().zip(t) {
+                *s += p * t;
             }
         }
-    } else if partial.is_zero() {
-        *tangent = [T::zero(); N];
-    } else {
-        for t in tangent.iter_mut() {
-            *t = if t.is_zero() { T::zero() } else { partial * *t };
+        // A product of partials that underflows to 0 or overflows only sends the sums to the
+        // NaN test.
+        let product = partials.iter().fold(1.0, |q, p| q * p.value());
+        let regular = product != 0.0 && product.is_finite();
+        if unit || regular || !sum.iter().any(Op::has_nan) {
+            return sum;
         }
     }
+    core::array::from_fn(|l| chain_slow(partials, tangents.map(|t| t[l])))
 }
 
-/// `a + b` for two tangent contributions; with [`Op::SPARSE_TANGENTS`] a structural zero is
-/// skipped rather than added (a tape variable would record the sum).
-#[inline(always)]
-pub(crate) fn add<T: Op>(a: T, b: T) -> T {
-    if T::SPARSE_TANGENTS {
-        if b.is_zero() {
-            return a;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Values where the convention and a plain product part ways, and ordinary ones.
+    fn special() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(f64::NAN),
+            Just(1.0),
+            Just(-1.0),
+            Just(1e-310),
+            Just(1e300),
+            -3.0..3.0_f64,
+        ]
+    }
+
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The one-test fast path gives what the product-by-product convention gives.
+        #[test]
+        fn chain_equals_the_convention(p in prop::array::uniform3(special()), t in prop::array::uniform3(special())) {
+            prop_assert!(same(chain(false, [p[0]], [t[0]]), chain_slow([p[0]], [t[0]])));
+            prop_assert!(same(chain(false, [p[0], p[1]], [t[0], t[1]]), chain_slow([p[0], p[1]], [t[0], t[1]])));
+            prop_assert!(same(chain(false, p, t), chain_slow(p, t)));
+            // The convention itself: a zero factor never leaves a NaN.
+            for k in 0..3 {
+                let s = scale(p[k], t[k]);
+                if p[k] == 0.0 || t[k] == 0.0 {
+                    prop_assert_eq!(s, 0.0);
+                } else {
+                    prop_assert!(same(s, p[k] * t[k]));
+                }
+            }
         }
-        if a.is_zero() {
-            return b;
+
+        /// Every lane of `chain_lanes` is `chain` on that lane's tangents alone, whatever the
+        /// other lanes hold (a NaN in one lane must not change another's zeros).
+        #[test]
+        fn lanes_equal_single_tangents(
+            p in prop::array::uniform2(special()),
+            a in prop::array::uniform4(special()),
+            b in prop::array::uniform4(special()),
+        ) {
+            let lanes = chain_lanes(false, p, [&a, &b]);
+            for l in 0..4 {
+                prop_assert!(same(lanes[l], chain(false, p, [a[l], b[l]])), "lane {}", l);
+            }
+            let lanes = chain_lanes(false, [p[0]], [&a]);
+            for l in 0..4 {
+                prop_assert!(same(lanes[l], chain(false, [p[0]], [a[l]])), "lane {}", l);
+            }
         }
     }
-    a + b
+
+    /// With unit partials the plain sum is the convention for any tangent, NaN included.
+    #[test]
+    fn unit_partials_need_no_test() {
+        for t in [0.0, -0.0, f64::INFINITY, f64::NAN, 2.5] {
+            for u in [0.0, f64::NEG_INFINITY, f64::NAN, -1.5] {
+                assert!(same(
+                    chain(true, [1.0, -1.0], [t, u]),
+                    chain_slow([1.0, -1.0], [t, u])
+                ));
+            }
+        }
+    }
 }

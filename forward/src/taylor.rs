@@ -141,6 +141,10 @@ impl<T: Op, const N: usize> Op for Taylor<T, N> {
     fn value(&self) -> f64 {
         self.c[0].value()
     }
+    #[inline(always)]
+    fn has_nan(&self) -> bool {
+        self.c.iter().any(Op::has_nan)
+    }
     /// The rule's recurrence; for a rule without one (a user's), its derivative evaluated on this
     /// series and integrated (see [`Unary`]'s Taylor mode). A constant stays a constant.
     #[inline]

@@ -200,3 +200,34 @@ proptest! {
         }
     }
 }
+
+/// The convention where only the tangents are special: a NaN or an overflowed tangent times a
+/// zero partial is zero, in a single dual and lane by lane, and the other lanes are untouched.
+#[test]
+fn special_tangents_meet_zero_partials() {
+    let zero = Dual::<f64>::constant(0.0);
+    // A NaN seeded by the user, multiplied by a constant 0.
+    assert_eq!((Dual::new(2.0, f64::NAN) * zero).tangent, 0.0);
+    assert!(
+        (Dual::new(2.0, f64::NAN) * Dual::constant(3.0))
+            .tangent
+            .is_nan()
+    );
+    // A tangent that overflows to ∞ (finite partials), then a zero partial.
+    let big = Dual::new(1e300_f64, 1e300);
+    let sq = big * big;
+    assert_eq!(sq.tangent, f64::INFINITY);
+    assert_eq!((sq * zero).tangent, 0.0);
+    assert_eq!(sq.signum().tangent, 0.0);
+    // Lanes: one lane ∞, the others ordinary; each lane as a single dual gives it.
+    let x = DualVec::<f64, 4>::new(0.0, [1.0, 0.0, -2.0, 0.0]);
+    let y = x.sqrt() * DualVec::from(0.0) + x; // lanes 0 and 2: ∞·0 → 0, plus x's tangent
+    assert_eq!(y.tangent, [1.0, 0.0, -2.0, 0.0]);
+    for l in 0..4 {
+        let d = Dual::new(0.0, x.tangent[l]);
+        assert_eq!(
+            (d.sqrt() * zero + d).tangent.to_bits(),
+            y.tangent[l].to_bits()
+        );
+    }
+}

@@ -127,6 +127,24 @@ pub trait Op: Float + NumAssign + Sum + Product + Debug + Display + Default + 's
     /// ```
     const SPARSE_TANGENTS: bool = true;
 
+    /// Whether any component is NaN: the value and, for a number that carries derivatives,
+    /// every derivative it carries (for `f32` and `f64`, [`Float::is_nan`]).
+    ///
+    /// Forward mode computes each operation's tangents as plain multiply-adds and tests this
+    /// once on the result: only a NaN can hide a product that the structural-zero convention
+    /// of [`rules`] changes (`0·∞`, `0·NaN`), so only then are the products taken one by one.
+    /// A number type that carries derivatives must override it to look at them too.
+    ///
+    /// ```
+    /// use shared_ops::Op;
+    /// assert!(f64::NAN.has_nan());
+    /// assert!(!f64::INFINITY.has_nan());
+    /// ```
+    #[inline(always)]
+    fn has_nan(&self) -> bool {
+        self.is_nan()
+    }
+
     /// The dot product `Σ aᵢ·bᵢ`, summed in order from the first product.
     ///
     /// One elementary operation with `2k` operands: on a reverse tape it is one node (∂/∂aᵢ = bᵢ,

@@ -271,6 +271,11 @@ impl<T: Op> Op for Var<T> {
     fn value(&self) -> f64 {
         self.value.value()
     }
+    /// The recorded value's: the derivatives of a variable live on its tape.
+    #[inline(always)]
+    fn has_nan(&self) -> bool {
+        self.value.has_nan()
+    }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.value);

@@ -6,10 +6,10 @@ use crate::{Op, series};
 
 binary! {
     /// a + b.
-    Add Add |a, b| (a + b, T::one(), T::one()),
+    Add Add unit |a, b| (a + b, T::one(), T::one()),
         taylor |a, b| core::array::from_fn(|k| a[k] + b[k]);
     /// a − b.
-    Sub Sub |a, b| (a - b, T::one(), -T::one()),
+    Sub Sub unit |a, b| (a - b, T::one(), -T::one()),
         taylor |a, b| core::array::from_fn(|k| a[k] - b[k]);
     /// a · b.
     Mul Mul |a, b| (a * b, b, a),

@@ -138,6 +138,10 @@ pub trait Unary: Copy + Send + Sync + 'static {
     const NAME: &'static str;
     /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].
     const CODE: OpCode = OpCode::Custom;
+    /// Whether the derivative is +1 or −1 whatever the argument (`neg`, `fract`). A tangent
+    /// then passes through unchanged or negated, and forward mode skips the test of the
+    /// structural-zero convention (see [`Op::has_nan`]). Leave it `false` unless that holds.
+    const UNIT_PARTIALS: bool = false;
     /// Returns `(f(x), f'(x))`.
     fn eval<T: Op>(self, x: T) -> (T, T);
 
@@ -166,6 +170,9 @@ pub trait Binary: Copy + Send + Sync + 'static {
     const NAME: &'static str;
     /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].
     const CODE: OpCode = OpCode::Custom;
+    /// Whether both partials are +1 or −1 whatever the arguments (`+`, `−`), as
+    /// [`Unary::UNIT_PARTIALS`].
+    const UNIT_PARTIALS: bool = false;
     /// Returns `(f(a, b), ∂f/∂a, ∂f/∂b)`.
     fn eval<T: Op>(self, a: T, b: T) -> (T, T, T);
 
@@ -222,7 +229,7 @@ op_codes! {
 
 macro_rules! unary {
     ($(
-        $(#[$doc:meta])* $name:ident $code:ident |$x:ident| $body:expr,
+        $(#[$doc:meta])* $name:ident $code:ident $($unit:ident)? |$x:ident| $body:expr,
         taylor |$s:ident| $series:expr;
     )*) => {$(
         $(#[$doc])*
@@ -231,6 +238,7 @@ macro_rules! unary {
         impl Unary for $name {
             const NAME: &'static str = OpCode::$code.name();
             const CODE: OpCode = OpCode::$code;
+            $(const UNIT_PARTIALS: bool = unit_partials!($unit);)?
             #[inline(always)]
             fn eval<T: Op>(self, $x: T) -> (T, T) {
                 $body
@@ -245,7 +253,7 @@ macro_rules! unary {
 
 macro_rules! binary {
     ($(
-        $(#[$doc:meta])* $name:ident $code:ident |$a:ident, $b:ident| $body:expr,
+        $(#[$doc:meta])* $name:ident $code:ident $($unit:ident)? |$a:ident, $b:ident| $body:expr,
         taylor |$sa:ident, $sb:ident| $series:expr;
     )*) => {$(
         $(#[$doc])*
@@ -254,6 +262,7 @@ macro_rules! binary {
         impl Binary for $name {
             const NAME: &'static str = OpCode::$code.name();
             const CODE: OpCode = OpCode::$code;
+            $(const UNIT_PARTIALS: bool = unit_partials!($unit);)?
             #[inline(always)]
             fn eval<T: Op>(self, $a: T, $b: T) -> (T, T, T) {
                 $body
@@ -264,6 +273,13 @@ macro_rules! binary {
             }
         }
     )*};
+}
+
+/// The marker `unit` in a row of the table: the rule's partials are ±1.
+macro_rules! unit_partials {
+    (unit) => {
+        true
+    };
 }
 
 #[inline(always)]

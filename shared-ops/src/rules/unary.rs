@@ -41,7 +41,7 @@ fn log_base<T: Op, const N: usize>(y0: T, ln: [T; N], ln_b: f64) -> [T; N] {
 
 unary! {
     /// −a.
-    Neg Neg |x| (-x, -T::one()),
+    Neg Neg unit |x| (-x, -T::one()),
         taylor |x| x.map(|v| -v);
     /// 1/a; the derivative −1/a² is −y².
     Recip Recip |x| { let y = x.recip(); (y, -(y * y)) },
@@ -144,7 +144,7 @@ unary! {
     Signum Signum |x| (x.signum(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// a − trunc(a), derivative 1 almost everywhere.
-    Fract Fract |x| (x.fract(), T::one()),
+    Fract Fract unit |x| (x.fract(), T::one()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// The logistic function 1/(1 + e⁻ᵃ), evaluated without overflow on either side; the
     /// derivative is y(1 − y). Not a `Float` method: the tensor module uses it, and scalar code
