@@ -87,13 +87,42 @@ pub(crate) fn chain<T: Op, const K: usize>(unit: bool, partials: [T; K], tangent
             return sum;
         }
     }
+    slow(partials, tangents)
+}
+
+/// [`chain`] for one operand: scalars, so the arrays of the slow path are built on it alone.
+#[inline(always)]
+pub(crate) fn chain1<T: Op>(unit: bool, p: T, t: T) -> T {
+    if !T::SPARSE_TANGENTS {
+        let d = p * t;
+        if unit || !d.has_nan() {
+            return d;
+        }
+    }
+    slow([p], [t])
+}
+
+/// [`chain`] for two operands, with scalars (see [`chain1`]).
+#[inline(always)]
+pub(crate) fn chain2<T: Op>(unit: bool, pa: T, ta: T, pb: T, tb: T) -> T {
+    if !T::SPARSE_TANGENTS {
+        let d = pa * ta + pb * tb;
+        if unit || !d.has_nan() {
+            return d;
+        }
+    }
+    slow([pa, pb], [ta, tb])
+}
+
+#[cold]
+#[inline(never)]
+fn slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
     chain_slow(partials, tangents)
 }
 
 /// [`chain`] product by product: each `∂ₖ·u̇ₖ` by [`scale`], structural zeros skipped for
 /// numbers with [`Op::SPARSE_TANGENTS`].
-#[cold]
-#[inline(never)]
+#[inline(always)]
 fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
     let mut sum = scale(partials[0], tangents[0]);
     for (&p, &t) in partials.iter().zip(&tangents).skip(1) {
@@ -153,6 +182,16 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
             return sum;
         }
     }
+    lanes_slow(partials, tangents)
+}
+
+/// [`chain_lanes`] lane by lane, out of line.
+#[cold]
+#[inline(never)]
+fn lanes_slow<T: Op, const K: usize, const N: usize>(
+    partials: [T; K],
+    tangents: [&[T; N]; K],
+) -> [T; N] {
     core::array::from_fn(|l| chain_slow(partials, tangents.map(|t| t[l])))
 }
 
@@ -187,8 +226,8 @@ mod tests {
         /// The one-test fast path gives what the product-by-product convention gives.
         #[test]
         fn chain_equals_the_convention(p in prop::array::uniform3(special()), t in prop::array::uniform3(special())) {
-            prop_assert!(same(chain(false, [p[0]], [t[0]]), chain_slow([p[0]], [t[0]])));
-            prop_assert!(same(chain(false, [p[0], p[1]], [t[0], t[1]]), chain_slow([p[0], p[1]], [t[0], t[1]])));
+            prop_assert!(same(chain1(false, p[0], t[0]), chain_slow([p[0]], [t[0]])));
+            prop_assert!(same(chain2(false, p[0], t[0], p[1], t[1]), chain_slow([p[0], p[1]], [t[0], t[1]])));
             prop_assert!(same(chain(false, p, t), chain_slow(p, t)));
             // The convention itself: a zero factor never leaves a NaN.
             for k in 0..3 {
@@ -211,11 +250,11 @@ mod tests {
         ) {
             let lanes = chain_lanes(false, p, [&a, &b]);
             for l in 0..4 {
-                prop_assert!(same(lanes[l], chain(false, p, [a[l], b[l]])), "lane {}", l);
+                prop_assert!(same(lanes[l], chain2(false, p[0], a[l], p[1], b[l])), "lane {}", l);
             }
             let lanes = chain_lanes(false, [p[0]], [&a]);
             for l in 0..4 {
-                prop_assert!(same(lanes[l], chain(false, [p[0]], [a[l]])), "lane {}", l);
+                prop_assert!(same(lanes[l], chain1(false, p[0], a[l])), "lane {}", l);
             }
         }
     }
@@ -226,7 +265,7 @@ mod tests {
         for t in [0.0, -0.0, f64::INFINITY, f64::NAN, 2.5] {
             for u in [0.0, f64::NEG_INFINITY, f64::NAN, -1.5] {
                 assert!(same(
-                    chain(true, [1.0, -1.0], [t, u]),
+                    chain2(true, 1.0, t, -1.0, u),
                     chain_slow([1.0, -1.0], [t, u])
                 ));
             }
