@@ -80,14 +80,14 @@ pub use taylor::Taylor;
 pub(crate) fn chain<T: Op, const K: usize>(unit: bool, partials: [T; K], tangents: [T; K]) -> T {
     if !T::SPARSE_TANGENTS {
         let mut sum = partials[0] * tangents[0];
-        for (&p, &t) in partials.iter().zip(&tangents).skip(1) {
+        for (&p, &t) in partials[1..].iter().zip(&tangents[1..]) {
             sum += p * t;
         }
         if unit || !sum.has_nan() {
             return sum;
         }
     }
-    slow(partials, tangents)
+    chain_slow(partials, tangents)
 }
 
 /// [`chain`] for one operand: scalars, so the arrays of the slow path are built on it alone.
@@ -99,7 +99,7 @@ pub(crate) fn chain1<T: Op>(unit: bool, p: T, t: T) -> T {
             return d;
         }
     }
-    slow([p], [t])
+    chain_slow([p], [t])
 }
 
 /// [`chain`] for two operands, with scalars (see [`chain1`]).
@@ -111,21 +111,16 @@ pub(crate) fn chain2<T: Op>(unit: bool, pa: T, ta: T, pb: T, tb: T) -> T {
             return d;
         }
     }
-    slow([pa, pb], [ta, tb])
-}
-
-#[cold]
-#[inline(never)]
-fn slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
-    chain_slow(partials, tangents)
+    chain_slow([pa, pb], [ta, tb])
 }
 
 /// [`chain`] product by product: each `∂ₖ·u̇ₖ` by [`scale`], structural zeros skipped for
-/// numbers with [`Op::SPARSE_TANGENTS`].
-#[inline(always)]
+/// numbers with [`Op::SPARSE_TANGENTS`]. Out of line: it runs only where a NaN appears.
+#[cold]
+#[inline(never)]
 fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
     let mut sum = scale(partials[0], tangents[0]);
-    for (&p, &t) in partials.iter().zip(&tangents).skip(1) {
+    for (&p, &t) in partials[1..].iter().zip(&tangents[1..]) {
         let term = scale(p, t);
         sum = if T::SPARSE_TANGENTS && term.is_zero() {
             sum
@@ -169,9 +164,11 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
 ) -> [T; N] {
     if !T::SPARSE_TANGENTS {
         let mut sum = tangents[0].map(|t| partials[0] * t);
-        for (&p, t) in partials.iter().zip(tangents).skip(1) {
-            for (s, &t) in sum.iter_mut().zip(t) {
-                *s += p * t;
+        // Index loops: with `zip(..).skip(1)` here `Zip::nth` was not inlined (2.5× slower).
+        #[allow(clippy::needless_range_loop)]
+        for k in 1..K {
+            for (s, &t) in sum.iter_mut().zip(tangents[k]) {
+                *s += partials[k] * t;
             }
         }
         // A product of partials that underflows to 0 or overflows only sends the sums to the
@@ -182,16 +179,6 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
             return sum;
         }
     }
-    lanes_slow(partials, tangents)
-}
-
-/// [`chain_lanes`] lane by lane, out of line.
-#[cold]
-#[inline(never)]
-fn lanes_slow<T: Op, const K: usize, const N: usize>(
-    partials: [T; K],
-    tangents: [&[T; N]; K],
-) -> [T; N] {
     core::array::from_fn(|l| chain_slow(partials, tangents.map(|t| t[l])))
 }
 
