@@ -18,7 +18,7 @@
 
 mod ba;
 
-pub use ba::BundleAdjustment;
+pub use ba::{BaBlock, BundleAdjustment};
 
 use crate::{Function, Op};
 use jacobian::sparse::Pattern;

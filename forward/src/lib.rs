@@ -175,11 +175,30 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
         // NaN test.
         let product = partials.iter().fold(1.0, |q, p| q * p.value());
         let regular = product != 0.0 && product.is_finite();
-        if unit || regular || !sum.iter().any(Op::has_nan) {
+        if unit || regular {
             return sum;
         }
+        return lanes_checked(sum, partials, tangents);
     }
     core::array::from_fn(|l| chain_slow(partials, tangents.map(|t| t[l])))
+}
+
+/// The lanes of [`chain_lanes`] where a partial is zero or not finite: each lane that holds a
+/// NaN is taken product by product. Out of line, so that the inlined operation stays small
+/// enough for the optimiser to inline the user's closures around it.
+#[cold]
+#[inline(never)]
+fn lanes_checked<T: Op, const K: usize, const N: usize>(
+    mut sum: [T; N],
+    partials: [T; K],
+    tangents: [&[T; N]; K],
+) -> [T; N] {
+    for (l, s) in sum.iter_mut().enumerate() {
+        if s.has_nan() {
+            *s = chain_slow(partials, tangents.map(|t| t[l]));
+        }
+    }
+    sum
 }
 
 #[cfg(test)]

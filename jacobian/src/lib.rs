@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod hessian;
+mod lanes;
 mod plan;
 mod prepared;
 mod report;
@@ -258,6 +259,82 @@ pub fn jvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f6
 pub fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
     f.check_input(x.len())?;
     sweeps::vjp(f, x, w)
+}
+
+/// `(f(x), J·V)` for an n×k seed matrix `V`: k Jacobian-vector products in ⌈k/N⌉ forward
+/// sweeps of N lanes, the directions sharing sweeps as the columns of a Jacobian do.
+///
+/// `V = I` gives the Jacobian itself; a few chosen directions beside unit columns (the extra
+/// columns of a hand-tracking model, say) ride in the same sweeps. Errors on empty `x`, an `x`
+/// of another length than `f` declares, or a `V` without n rows.
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// use nalgebra::DMatrix;
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[1], x[0] + x[1].sin()]
+///     }
+/// }
+/// // The two unit directions and their sum, in one sweep of 3 lanes.
+/// let v = DMatrix::from_row_slice(2, 3, &[1.0, 0.0, 1.0, 0.0, 1.0, 1.0]);
+/// let (y, jv) = jacobian::jvp_matrix(&F, &[2.0, 0.0], &v)?;
+/// assert_eq!(y, vec![0.0, 2.0]);
+/// assert_eq!(jv.as_slice(), &[0.0, 1.0, 2.0, 1.0, 2.0, 2.0]); // column-major 2×3
+/// assert!(jacobian::jvp_matrix(&F, &[2.0, 0.0], &DMatrix::zeros(3, 1)).is_err());
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn jvp_matrix<F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    v: &DMatrix<f64>,
+) -> Result<(Vec<f64>, DMatrix<f64>), Error> {
+    f.check_input(x.len())?;
+    Error::check_seed("tangent matrix", x.len(), v.nrows())?;
+    let (m, seed) = (f.sizes().map(|s| s.1), lanes::Seed::Matrix(v));
+    let mut out = sweeps::Swept::default();
+    sweeps::forward_seeded(f, x, seed, m, true, &mut lanes::Inputs::default(), &mut out)?;
+    Ok((out.value, out.matrix))
+}
+
+/// `(f(x), Wᵀ·J)` for an m×k weight matrix `W`: k vector-Jacobian products from one recording
+/// and ⌈k/Q⌉ reverse sweeps of Q adjoints; the result is k×n, row c being `wᶜᵀ·J`.
+///
+/// `W = I` gives the Jacobian itself. Errors on bad input as [`jacobian`], or a `W` without m
+/// rows.
+///
+/// ```
+/// use jacobian::{Function, Op};
+/// use nalgebra::DMatrix;
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[1], x[0] - x[1]]
+///     }
+/// }
+/// // The first output's gradient, and the sum of both, in one sweep.
+/// let w = DMatrix::from_row_slice(2, 2, &[1.0, 1.0, 0.0, 1.0]);
+/// let (y, wj) = jacobian::vjp_matrix(&F, &[2.0, 3.0], &w)?;
+/// assert_eq!(y, vec![6.0, -1.0]);
+/// assert_eq!(wj.row(0).iter().copied().collect::<Vec<_>>(), vec![3.0, 2.0]);
+/// assert_eq!(wj.row(1).iter().copied().collect::<Vec<_>>(), vec![4.0, 1.0]);
+/// assert!(jacobian::vjp_matrix(&F, &[2.0, 3.0], &DMatrix::zeros(3, 1)).is_err());
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn vjp_matrix<F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    w: &DMatrix<f64>,
+) -> Result<(Vec<f64>, DMatrix<f64>), Error> {
+    f.check_input(x.len())?;
+    let r = sweeps::record_plain(f, x, f.sizes().map(|s| s.1))?;
+    Error::check_seed("weight matrix", r.ys.len(), w.nrows())?;
+    let mut out = sweeps::Swept::default();
+    sweeps::reverse_seeded(&r, lanes::Seed::Matrix(w), true, &mut out);
+    Ok((out.value, out.matrix))
 }
 
 /// The README's code blocks, compiled and run as doctests.

@@ -1,7 +1,8 @@
 //! The choice between forward and reverse sweeps: a cost model, in units of one plain `f64`
 //! evaluation of `f`.
 
-use crate::sweeps::{Swept, forward_lanes, reverse_lanes};
+use crate::lanes::lanes_for;
+use crate::sweeps::{Swept, reverse_lanes};
 use core::fmt;
 
 /// Which sweeps compute a Jacobian.
@@ -67,7 +68,7 @@ pub struct Estimate {
 /// The cost model: see [`cost`] for the constants.
 pub fn estimate(n: usize, m: usize) -> Estimate {
     use cost::*;
-    let (nl, ql) = (forward_lanes(n), reverse_lanes(m));
+    let (nl, ql) = (lanes_for(n), reverse_lanes(m));
     let forward = n.div_ceil(nl) as f64 * (FWD_BASE + FWD_LANE * nl as f64);
     let reverse = REC + m.div_ceil(ql) as f64 * (SWEEP_BASE + SWEEP_LANE * ql as f64);
     Estimate { forward, reverse }

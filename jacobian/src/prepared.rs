@@ -11,9 +11,11 @@
 //! only where every decision it depended on holds. Re-preparing pays only when `f` changes its
 //! path for good (then every call records afresh); [`PreparedGradient::rerecords`] counts that.
 
+use crate::lanes::{self, Inputs, Seed, by_lanes};
 use crate::plan::{Mode, Plan};
-use crate::sweeps::{self, Recorded};
+use crate::sweeps::{self, Recorded, Swept, forward_chunked};
 use crate::{Jacobian, hessian};
+use nalgebra::DMatrix;
 use reverse::{Adjoints, ReplayError, TapeStats};
 use shared_ops::{Error, Function};
 use std::fmt;
@@ -95,8 +97,14 @@ fn reuse_or_record<F: Function>(
 pub struct PreparedJacobian<F> {
     f: F,
     n: usize,
+    /// Outputs, where known before the first sweep (declared, or planned with).
+    m: Option<usize>,
     mode: Mode,
     forced: bool,
+    /// Tangents per forward sweep.
+    lanes: usize,
+    /// The forward sweeps' inputs, kept between calls.
+    inputs: Inputs,
     /// The recording (reverse mode).
     recorded: Option<Recorded>,
     rerecords: usize,
@@ -132,23 +140,24 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     pub fn with_mode(f: F, x: &[f64], mode: Mode) -> Result<Self, Error> {
         f.check_input(x.len())?;
         let n = x.len();
-        let (mode, forced, recorded) = match mode {
-            Mode::Forward => (Mode::Forward, true, None),
-            Mode::Reverse => (
-                Mode::Reverse,
-                true,
-                Some(sweeps::record_replayable(&f, x, None)?),
-            ),
+        let declared = f.sizes().map(|s| s.1);
+        let (mode, forced, m, recorded) = match mode {
+            Mode::Forward => (Mode::Forward, true, declared, None),
+            Mode::Reverse => {
+                let r = sweeps::record_replayable(&f, x, None)?;
+                (Mode::Reverse, true, Some(r.ys.len()), Some(r))
+            }
             Mode::Auto => {
-                let m = match f.sizes() {
-                    Some((_, m)) => m,
+                let m = match declared {
+                    Some(m) => m,
                     None => f.eval(x).len(),
                 };
                 match Plan::choose(n, m) {
-                    Mode::Forward => (Mode::Forward, false, None),
+                    Mode::Forward => (Mode::Forward, false, Some(m), None),
                     _ => (
                         Mode::Reverse,
                         false,
+                        Some(m),
                         Some(sweeps::record_replayable(&f, x, Some(m))?),
                     ),
                 }
@@ -157,11 +166,47 @@ impl<F: Function + Sync> PreparedJacobian<F> {
         Ok(PreparedJacobian {
             f,
             n,
+            m,
             mode,
             forced,
+            lanes: lanes::lanes_for(n),
+            inputs: Inputs::default(),
             recorded,
             rerecords: 0,
         })
+    }
+
+    /// Forward mode with `lanes` tangents per sweep, instead of the count the plan chooses
+    /// from n: for measuring what wider or narrower lanes cost.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op, PreparedJacobian};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1], x[2].sin()]
+    ///     }
+    /// }
+    /// let mut p = PreparedJacobian::with_lanes(F, &[1.0; 3], 2)?;
+    /// let j = p.jacobian(&[2.0, 3.0, 0.0])?;
+    /// assert_eq!((j.plan.sweeps, j.plan.lanes), (2, 2));
+    /// assert_eq!(j.matrix.as_slice(), &[3.0, 0.0, 2.0, 0.0, 0.0, 1.0]);
+    /// let err = PreparedJacobian::with_lanes(F, &[1.0; 3], 5).err().unwrap();
+    /// assert_eq!(err.to_string(), "5 tangents per sweep: a forward sweep carries 1, 2, 3, 4, 8, 16 or 32");
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`with_mode`](PreparedJacobian::with_mode), and [`Error::Lanes`] for a lane count
+    /// other than 1, 2, 3, 4, 8, 16 or 32.
+    pub fn with_lanes(f: F, x: &[f64], lanes: usize) -> Result<Self, Error> {
+        if !lanes::LANES.contains(&lanes) {
+            return Err(Error::Lanes { requested: lanes });
+        }
+        let mut p = Self::with_mode(f, x, Mode::Forward)?;
+        p.lanes = lanes;
+        Ok(p)
     }
 
     /// The Jacobian at `x`: the recording re-evaluated and swept (reverse mode), or the forward
@@ -171,30 +216,91 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     ///
     /// A wrong-sized `x`; an output length that changes when `f` is recorded afresh.
     pub fn jacobian(&mut self, x: &[f64]) -> Result<Jacobian, Error> {
+        let mut out = Swept::default();
+        let replay = self.sweep(x, &mut out)?;
+        let mut plan = Plan::new(self.mode, self.n, &out, self.forced);
+        plan.replay = replay;
+        Ok(Jacobian {
+            value: out.value,
+            matrix: out.matrix,
+            plan,
+        })
+    }
+
+    /// The Jacobian at `x` written over `j`, a result of an earlier call: its value and matrix
+    /// are overwritten in place and its plan updated, so a loop that calls it allocates nothing
+    /// but what `f` itself allocates (its output vector, once per sweep).
+    ///
+    /// ```
+    /// use jacobian::{Function, Op, PreparedJacobian};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1], x[0] + x[1]]
+    ///     }
+    /// }
+    /// let mut p = PreparedJacobian::new(F, &[1.0, 1.0])?;
+    /// let mut j = p.jacobian(&[1.0, 1.0])?;
+    /// p.jacobian_into(&[2.0, 3.0], &mut j)?; // a Newton loop's next step
+    /// assert_eq!(j.value, vec![6.0, 5.0]);
+    /// assert_eq!(j.matrix.as_slice(), &[3.0, 1.0, 2.0, 1.0]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`jacobian`](PreparedJacobian::jacobian); `j` then holds no meaningful values.
+    pub fn jacobian_into(&mut self, x: &[f64], j: &mut Jacobian) -> Result<(), Error> {
+        let mut out = Swept {
+            value: std::mem::take(&mut j.value),
+            matrix: std::mem::replace(&mut j.matrix, DMatrix::zeros(0, 0)),
+            ..Swept::default()
+        };
+        let replay = self.sweep(x, &mut out);
+        let plan = &j.plan;
+        let same = (plan.mode, plan.n, plan.m) == (self.mode, self.n, out.value.len());
+        if same && replay.is_ok() {
+            // Only what a call can change: the reason and estimate stay (no formatting).
+            j.plan.sweeps = out.sweeps;
+            j.plan.lanes = out.lanes;
+            j.plan.threaded = out.threaded;
+            j.plan.tape = out.tape;
+        } else if replay.is_ok() {
+            j.plan = Plan::new(self.mode, self.n, &out, self.forced);
+        }
+        (j.value, j.matrix) = (out.value, out.matrix);
+        j.plan.replay = replay?;
+        Ok(())
+    }
+
+    /// The sweeps at `x` into `out`; how the recording was obtained.
+    fn sweep(&mut self, x: &[f64], out: &mut Swept) -> Result<Replay, Error> {
         if x.len() != self.n {
             return Err(Error::InputLength {
                 expected: self.n,
                 found: x.len(),
             });
         }
-        let (swept, replay) = match &mut self.recorded {
-            None => (
-                sweeps::forward(&self.f, x, None, false)?,
-                Replay::NotRecorded,
-            ),
+        match &mut self.recorded {
+            None => {
+                let (f, inputs, m, seed) = (&self.f, &mut self.inputs, self.m, Seed::Identity);
+                match self.lanes {
+                    16 => forward_chunked::<16, F>(f, x, seed, m, false, inputs, out),
+                    32 => forward_chunked::<32, F>(f, x, seed, m, false, inputs, out),
+                    lanes => by_lanes!(
+                        lanes,
+                        forward_chunked::<N>(f, x, seed, m, false, inputs, out)
+                    ),
+                }?;
+                Ok(Replay::NotRecorded)
+            }
             Some(r) => {
                 let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
                 self.rerecords += fresh;
-                (sweeps::reverse_recorded(r, false)?, replay)
+                sweeps::reverse_seeded(r, Seed::Identity, false, out);
+                Ok(replay)
             }
-        };
-        let mut plan = Plan::new(self.mode, self.n, &swept, self.forced);
-        plan.replay = replay;
-        Ok(Jacobian {
-            value: swept.value,
-            matrix: swept.matrix,
-            plan,
-        })
+        }
     }
 
     /// How many calls recorded `f` afresh because a guard failed.

@@ -1,14 +1,17 @@
 //! The sweeps themselves: chunked forward sweeps, and one recording replayed by vector reverse
 //! sweeps; either split across threads when the work is large enough to pay for them.
 
+use crate::lanes::{self, Inputs, Seed, by_lanes};
 use forward::DualVec;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use reverse::{AdjointsVec, Recording, Tape, TapeStats, Var};
 use shared_ops::{Error, Function};
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
-/// What the sweeps produced: value, matrix, sweeps run, lanes per sweep, threads used.
+/// What the sweeps produced: value, matrix, sweeps run, lanes per sweep, threads used. The
+/// sweeps write into one they are given, reusing its value and matrix where the sizes match.
 pub(crate) struct Swept {
     pub value: Vec<f64>,
     pub matrix: DMatrix<f64>,
@@ -17,6 +20,29 @@ pub(crate) struct Swept {
     pub threaded: bool,
     /// What the reverse recording holds (empty for forward mode).
     pub tape: TapeStats,
+}
+
+impl Default for Swept {
+    fn default() -> Self {
+        Swept {
+            value: Vec::new(),
+            matrix: DMatrix::zeros(0, 0),
+            sweeps: 0,
+            lanes: 0,
+            threaded: false,
+            tape: TapeStats::default(),
+        }
+    }
+}
+
+impl Swept {
+    /// Makes the matrix `rows × cols` (every entry is then written by the sweeps: a matrix of
+    /// that shape already is reused as it is).
+    fn shape(&mut self, rows: usize, cols: usize) {
+        if self.matrix.shape() != (rows, cols) {
+            self.matrix = DMatrix::zeros(rows, cols);
+        }
+    }
 }
 
 /// Work below this (estimated from the first sweep) stays on one thread: handing sweeps to
@@ -50,8 +76,10 @@ fn length_changed(expected: usize, found: usize, during: String) -> Error {
     }
 }
 
-/// Tangents per forward sweep for n inputs: the narrowest of 1, 2, 4, 8 that covers n, else 8.
-pub(crate) fn forward_lanes(n: usize) -> usize {
+/// Lanes of the Hessian drivers' duals for n inputs, and adjoints of vector reverse sweeps for
+/// n outputs: the narrowest of 1, 2, 4, 8 that covers n, else 8. (Forward Jacobians take
+/// [`lanes_for`](lanes::lanes_for), which also has 3; these compile one instance fewer.)
+pub(crate) fn chunk_lanes(n: usize) -> usize {
     match n {
         1 => 1,
         2 => 2,
@@ -60,59 +88,69 @@ pub(crate) fn forward_lanes(n: usize) -> usize {
     }
 }
 
-/// Adjoints per reverse sweep for m outputs, as [`forward_lanes`].
+/// Adjoints per reverse sweep for m outputs: [`chunk_lanes`].
 pub(crate) fn reverse_lanes(m: usize) -> usize {
-    forward_lanes(m.max(1))
+    chunk_lanes(m.max(1))
 }
 
+/// The full Jacobian by forward sweeps ([`lanes_for`](crate::lanes::lanes_for) lanes each).
 pub(crate) fn forward<F: Function + Sync>(
     f: &F,
     x: &[f64],
     m: Option<usize>,
     threads: bool,
 ) -> Result<Swept, Error> {
-    match forward_lanes(x.len()) {
-        1 => forward_chunked::<1, F>(f, x, m, threads),
-        2 => forward_chunked::<2, F>(f, x, m, threads),
-        4 => forward_chunked::<4, F>(f, x, m, threads),
-        _ => forward_chunked::<8, F>(f, x, m, threads),
-    }
+    let mut out = Swept::default();
+    forward_seeded(
+        f,
+        x,
+        Seed::Identity,
+        m,
+        threads,
+        &mut Inputs::default(),
+        &mut out,
+    )?;
+    Ok(out)
 }
 
-/// One forward sweep with the inputs of chunk `s` seeded: returns the N tangents of each output.
-fn forward_sweep<const N: usize, F: Function>(
-    f: &F,
-    xs: &mut [DualVec<f64, N>],
-    s: usize,
-) -> Vec<DualVec<f64, N>> {
-    let cols = s * N..((s + 1) * N).min(xs.len());
-    for (l, j) in cols.clone().enumerate() {
-        xs[j].tangent[l] = 1.0;
-    }
-    let ys = f.eval(xs);
-    for (l, j) in cols.enumerate() {
-        xs[j].tangent[l] = 0.0;
-    }
-    ys
-}
-
-/// ⌈n/N⌉ forward sweeps, each seeding N inputs with unit tangents and filling N columns.
-fn forward_chunked<const N: usize, F: Function + Sync>(
+/// `(f(x), J·V)` into `out` by forward sweeps along the columns of `V`, in the lanes
+/// [`lanes_for`](lanes::lanes_for) chooses for V's column count, on the buffers of `inputs`.
+pub(crate) fn forward_seeded<F: Function + Sync>(
     f: &F,
     x: &[f64],
+    seed: Seed<'_>,
     m: Option<usize>,
     threads: bool,
-) -> Result<Swept, Error> {
-    let n = x.len();
-    let lifted: Vec<DualVec<f64, N>> = x.iter().map(|&v| DualVec::from(v)).collect();
-    let sweeps = n.div_ceil(N);
+    inputs: &mut Inputs,
+    out: &mut Swept,
+) -> Result<(), Error> {
+    let k = seed.directions(x.len());
+    let lanes = lanes::lanes_for(k);
+    by_lanes!(
+        lanes,
+        forward_chunked::<N>(f, x, seed, m, threads, inputs, out)
+    )
+}
+
+/// ⌈k/N⌉ forward sweeps, each seeding N directions of `seed` and filling N columns of `J·V`.
+pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    seed: Seed<'_>,
+    m: Option<usize>,
+    threads: bool,
+    inputs: &mut Inputs,
+    out: &mut Swept,
+) -> Result<(), Error> {
+    let k = seed.directions(x.len());
+    let sweeps = k.div_ceil(N).max(1);
 
     // The first sweep, alone: it fixes m and the value, and times one sweep (only when the
     // remaining sweeps could go to other threads: reading the clock costs tens of ns).
     let may_thread = threads && sweeps > 2 && rayon::current_num_threads() > 1;
-    let mut xs = lifted;
+    let mut xs = inputs.lift::<N>(x);
     let start = may_thread.then(Instant::now);
-    let first = forward_sweep(f, &mut xs, 0);
+    let (dirs, first) = lanes::sweep(f, &mut xs, seed, 0);
     let took = start.map(|s| s.elapsed()).unwrap_or_default();
     let m0 = first.len();
     if let Some(expected) = m
@@ -121,21 +159,23 @@ fn forward_chunked<const N: usize, F: Function + Sync>(
         return Err(length_changed(expected, m0, "forward sweep 1".into()));
     }
     check_declared(f, m0, "forward sweep 1")?;
-    let value: Vec<f64> = first.iter().map(|y| y.primal).collect();
-    let mut matrix = DMatrix::zeros(m0, n);
-    let mut fill = |s: usize, ys: &[DualVec<f64, N>]| {
-        for (l, j) in (s * N..((s + 1) * N).min(n)).enumerate() {
+    out.value.clear();
+    out.value.extend(first.iter().map(|y| y.primal));
+    out.shape(m0, k);
+    let matrix = &mut out.matrix;
+    let mut fill = |dirs: Range<usize>, ys: &[DualVec<f64, N>]| {
+        for (l, c) in dirs.enumerate() {
             for (i, y) in ys.iter().enumerate() {
-                matrix[(i, j)] = y.tangent[l];
+                matrix[(i, c)] = y.tangent[l];
             }
         }
     };
-    fill(0, &first);
+    fill(dirs, &first);
 
     let run = |xs: &mut Vec<DualVec<f64, N>>, s: usize| {
-        let ys = forward_sweep(f, xs, s);
+        let (dirs, ys) = lanes::sweep(f, xs, seed, s);
         if ys.len() == m0 {
-            Ok((s, ys))
+            Ok((dirs, ys))
         } else {
             Err(length_changed(
                 m0,
@@ -150,23 +190,19 @@ fn forward_chunked<const N: usize, F: Function + Sync>(
             .into_par_iter()
             .map_init(|| xs.clone(), run)
             .collect::<Result<_, _>>()?;
-        for (s, ys) in done {
-            fill(s, &ys);
+        for (dirs, ys) in done {
+            fill(dirs, &ys);
         }
     } else {
         for s in 1..sweeps {
-            let (s, ys) = run(&mut xs, s)?;
-            fill(s, &ys);
+            let (dirs, ys) = run(&mut xs, s)?;
+            fill(dirs, &ys);
         }
     }
-    Ok(Swept {
-        value,
-        matrix,
-        sweeps,
-        lanes: N,
-        threaded,
-        tape: TapeStats::default(),
-    })
+    inputs.keep(xs);
+    (out.sweeps, out.lanes, out.threaded) = (sweeps, N, threaded);
+    out.tape = TapeStats::default();
+    Ok(())
 }
 
 /// A finished recording of `f` with its inputs and outputs.
@@ -239,49 +275,79 @@ pub(crate) fn reverse<F: Function>(
 
 /// The reverse sweeps of a finished recording, Q rows at a time.
 pub(crate) fn reverse_recorded(r: &Recorded, threads: bool) -> Result<Swept, Error> {
+    let mut out = Swept::default();
+    reverse_seeded(r, Seed::Identity, threads, &mut out);
+    Ok(out)
+}
+
+/// `Wᵀ·J` into `out` by the reverse sweeps of a finished recording, along the columns of
+/// `seed` (the identity for the Jacobian), Q at a time.
+pub(crate) fn reverse_seeded(r: &Recorded, seed: Seed<'_>, threads: bool, out: &mut Swept) {
     let (rec, xs, ys) = (&r.rec, &r.xs[..], &r.ys[..]);
-    match reverse_lanes(ys.len()) {
-        1 => reverse_blocks::<1>(rec, xs, ys, threads),
-        2 => reverse_blocks::<2>(rec, xs, ys, threads),
-        4 => reverse_blocks::<4>(rec, xs, ys, threads),
-        _ => reverse_blocks::<8>(rec, xs, ys, threads),
+    match reverse_lanes(seed.directions(ys.len())) {
+        1 => reverse_blocks::<1>(rec, xs, ys, seed, threads, out),
+        2 => reverse_blocks::<2>(rec, xs, ys, seed, threads, out),
+        4 => reverse_blocks::<4>(rec, xs, ys, seed, threads, out),
+        _ => reverse_blocks::<8>(rec, xs, ys, seed, threads, out),
     }
 }
 
-/// One vector sweep for outputs `b·Q ..`: returns the Q adjoints of every input.
+/// Vector sweep `b` of `Wᵀ·J`: the outputs seeded with directions `b·Q ..` of `seed` (W's
+/// columns; the identity for a full Jacobian). Returns those directions and the Q adjoints of
+/// every input.
 fn reverse_sweep<const Q: usize>(
     rec: &Recording,
     xs: &[Var],
     ys: &[Var],
+    seed: Seed<'_>,
     b: usize,
     adj: &mut AdjointsVec<f64, Q>,
-) -> Vec<[f64; Q]> {
-    let seeds: Vec<(Var, [f64; Q])> = ys[b * Q..((b + 1) * Q).min(ys.len())]
-        .iter()
-        .enumerate()
-        .map(|(l, &y)| {
-            let mut e = [0.0; Q];
-            e[l] = 1.0;
-            (y, e)
-        })
-        .collect();
+) -> (Range<usize>, Vec<[f64; Q]>) {
+    let k = seed.directions(ys.len());
+    let dirs = b * Q..((b + 1) * Q).min(k);
+    let seeds: Vec<(Var, [f64; Q])> = match seed {
+        Seed::Matrix(w) => ys
+            .iter()
+            .enumerate()
+            .map(|(i, &y)| {
+                let mut e = [0.0; Q];
+                for (l, c) in dirs.clone().enumerate() {
+                    e[l] = w[(i, c)];
+                }
+                (y, e)
+            })
+            .collect(),
+        _ => dirs
+            .clone()
+            .enumerate()
+            .map(|(l, i)| {
+                let mut e = [0.0; Q];
+                e[l] = 1.0;
+                (ys[i], e)
+            })
+            .collect(),
+    };
     rec.sweep_vec_into(&seeds, adj);
-    xs.iter().map(|&x| adj.wrt(x)).collect()
+    (dirs, xs.iter().map(|&x| adj.wrt(x)).collect())
 }
 
-/// ⌈m/Q⌉ vector sweeps of one recording, each filling Q rows.
+/// ⌈k/Q⌉ vector sweeps of one recording, each filling Q rows of `Wᵀ·J` (k×n; the Jacobian
+/// itself for the identity seed).
 fn reverse_blocks<const Q: usize>(
     rec: &Recording,
     xs: &[Var],
     ys: &[Var],
+    seed: Seed<'_>,
     threads: bool,
-) -> Result<Swept, Error> {
-    let (n, m) = (xs.len(), ys.len());
-    let blocks = m.div_ceil(Q);
-    let mut matrix = DMatrix::zeros(m, n);
-    let mut fill = |b: usize, rows: &[[f64; Q]]| {
+    out: &mut Swept,
+) {
+    let (n, k) = (xs.len(), seed.directions(ys.len()));
+    let blocks = k.div_ceil(Q);
+    out.shape(k, n);
+    let matrix = &mut out.matrix;
+    let mut fill = |dirs: Range<usize>, rows: &[[f64; Q]]| {
         for (j, lanes) in rows.iter().enumerate() {
-            for (l, i) in (b * Q..((b + 1) * Q).min(m)).enumerate() {
+            for (l, i) in dirs.clone().enumerate() {
                 matrix[(i, j)] = lanes[l];
             }
         }
@@ -290,7 +356,8 @@ fn reverse_blocks<const Q: usize>(
     let may_thread = threads && blocks > 2 && rayon::current_num_threads() > 1;
     let threaded = if blocks > 0 {
         let start = may_thread.then(Instant::now);
-        fill(0, &reverse_sweep(rec, xs, ys, 0, &mut adj));
+        let (dirs, rows) = reverse_sweep(rec, xs, ys, seed, 0, &mut adj);
+        fill(dirs, &rows);
         let took = start.map(|s| s.elapsed()).unwrap_or_default();
         may_thread && worth_threads(took, blocks - 1, threads)
     } else {
@@ -300,27 +367,23 @@ fn reverse_blocks<const Q: usize>(
         let done: Vec<_> = (1..blocks)
             .into_par_iter()
             .map_init(AdjointsVec::default, |adj, b| {
-                (b, reverse_sweep(rec, xs, ys, b, adj))
+                reverse_sweep(rec, xs, ys, seed, b, adj)
             })
             .collect();
-        for (b, rows) in done {
-            fill(b, &rows);
+        for (dirs, rows) in done {
+            fill(dirs, &rows);
         }
     } else {
         for b in 1..blocks {
-            fill(b, &reverse_sweep(rec, xs, ys, b, &mut adj));
+            let (dirs, rows) = reverse_sweep(rec, xs, ys, seed, b, &mut adj);
+            fill(dirs, &rows);
         }
     }
     // The recording's values: those of its last evaluation (a replay's, not the Vars').
-    let value = ys.iter().map(|&y| rec.value(y)).collect();
-    Ok(Swept {
-        value,
-        matrix,
-        sweeps: blocks,
-        lanes: Q,
-        threaded,
-        tape: rec.stats(),
-    })
+    out.value.clear();
+    out.value.extend(ys.iter().map(|&y| rec.value(y)));
+    (out.sweeps, out.lanes, out.threaded) = (blocks, Q, threaded);
+    out.tape = rec.stats();
 }
 
 /// `wᵀJ` by one recording and one sweep (`reverse::vjp`, whose buffers are kept between calls).

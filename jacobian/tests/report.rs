@@ -35,8 +35,13 @@ fn report(n: usize, m: usize) -> CostReport {
     cost_report_with_runs(&Dense { n, m }, &x, 3).expect("a valid input")
 }
 
-/// The lanes per sweep the drivers use: 1, 2, 4 or 8.
+/// The tangents per forward sweep the drivers use for k columns: k itself up to 4, else 8.
 fn lanes(k: usize) -> usize {
+    if k <= 4 { k } else { 8 }
+}
+
+/// The adjoints per reverse sweep for k rows: 1, 2, 4 or 8.
+fn adjoints(k: usize) -> usize {
     match k {
         1 => 1,
         2 => 2,
@@ -71,7 +76,7 @@ fn sweeps_lanes_and_tape_are_consistent() {
 
         let b = &r.reverse;
         assert_eq!(b.mode, Mode::Reverse);
-        assert_eq!(b.lanes, lanes(m), "{n}×{m}");
+        assert_eq!(b.lanes, adjoints(m), "{n}×{m}");
         assert_eq!(
             b.sweeps,
             m.div_ceil(b.lanes),

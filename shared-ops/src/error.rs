@@ -81,6 +81,11 @@ pub enum Error {
         /// The decision, as the message names it ("a comparison of two variables").
         what: String,
     },
+    /// A forward sweep was asked to carry a number of tangents it has no lanes for.
+    Lanes {
+        /// The number asked for.
+        requested: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -147,6 +152,10 @@ impl fmt::Display for Error {
             Error::NeedsValues { what } => write!(
                 f,
                 "global sparsity detection met {what}, which needs values it does not carry: use local detection (Detection::Local), whose pattern holds at this x"
+            ),
+            Error::Lanes { requested } => write!(
+                f,
+                "{requested} tangents per sweep: a forward sweep carries 1, 2, 3, 4, 8, 16 or 32"
             ),
         }
     }

@@ -10,7 +10,7 @@ mod products;
 pub use plan::{HessianPlan, Pair, PairEstimate, estimate_hessian, hessian_cost};
 pub use products::{Hvp, SecondDirectional, hvp, hvp_many, second_directional};
 
-use crate::sweeps::forward_lanes;
+use crate::sweeps::chunk_lanes;
 use nalgebra::DMatrix;
 use pairs::Parts;
 use shared_ops::{Error, Function};
@@ -77,7 +77,7 @@ pub fn hessian<F: Function>(f: &F, x: &[f64]) -> Result<Hessian, Error> {
 /// ```
 pub fn hessian_with<F: Function>(f: &F, x: &[f64], pair: Pair) -> Result<Hessian, Error> {
     check_scalar(f, x.len())?;
-    match forward_lanes(x.len()) {
+    match chunk_lanes(x.len()) {
         1 => planned::<1, F>(f, x, pair),
         2 => planned::<2, F>(f, x, pair),
         4 => planned::<4, F>(f, x, pair),

@@ -3,7 +3,7 @@
 
 use super::check_scalar;
 use super::pairs::{dual_sweep, scalar};
-use crate::sweeps::forward_lanes;
+use crate::sweeps::chunk_lanes;
 use forward::{Dual, DualVec};
 use nalgebra::DMatrix;
 use reverse::Tape;
@@ -76,7 +76,7 @@ pub fn hvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<Hvp, Error> {
 pub fn hvp_many<F: Function>(f: &F, x: &[f64], v: &DMatrix<f64>) -> Result<DMatrix<f64>, Error> {
     check_scalar(f, x.len())?;
     Error::check_seed("tangent", x.len(), v.nrows())?;
-    match forward_lanes(v.ncols().max(1)) {
+    match chunk_lanes(v.ncols().max(1)) {
         1 => hvp_lanes::<1, F>(f, x, v),
         2 => hvp_lanes::<2, F>(f, x, v),
         4 => hvp_lanes::<4, F>(f, x, v),

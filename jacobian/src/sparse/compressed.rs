@@ -4,11 +4,11 @@
 
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
+use crate::lanes::{self, Inputs, Seed, by_lanes, lanes_for};
 use crate::sweeps::check_declared;
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
 use shared_ops::{Error, Function};
-use std::any::Any;
 use std::ops::Range;
 
 /// A compressed matrix `B` (rows × `k` colours, row-major), what computed it, and the lanes'
@@ -23,60 +23,8 @@ pub(crate) struct Compressed {
     pub k: usize,
     pub sweeps: usize,
     pub lanes: usize,
-    /// The inputs as `DualVec<f64, N>` of the last call's N: a fresh one per call costs page
-    /// faults that rival the sweep (4 MB for bundle adjustment).
-    inputs: Option<Box<dyn Any + Send + Sync>>,
-}
-
-/// The inputs of N lanes at `x`, every tangent 0: the buffer of the last call if it had N lanes.
-fn lifted<const N: usize>(out: &mut Compressed, x: &[f64]) -> Vec<DualVec<f64, N>> {
-    let mut xs: Vec<DualVec<f64, N>> = out
-        .inputs
-        .take()
-        .and_then(|b| b.downcast().ok())
-        .map(|b| *b)
-        .unwrap_or_default();
-    xs.clear();
-    xs.extend(x.iter().map(|&v| DualVec::from(v)));
-    xs
-}
-
-/// Lanes for `k` colours: exactly `k` up to 4, then 8 (wider lanes are issue-12 work).
-pub(crate) fn lanes_for(k: usize) -> usize {
-    match k {
-        0 | 1 => 1,
-        2 => 2,
-        3 => 3,
-        4 => 4,
-        _ => 8,
-    }
-}
-
-macro_rules! by_lanes {
-    ($k:expr, $f:ident::<N>($($arg:expr),*)) => {
-        match lanes_for($k) {
-            1 => $f::<1, _>($($arg),*),
-            2 => $f::<2, _>($($arg),*),
-            3 => $f::<3, _>($($arg),*),
-            4 => $f::<4, _>($($arg),*),
-            _ => $f::<8, _>($($arg),*),
-        }
-    };
-}
-
-/// Sets (`t = 1`) or clears (`t = 0`) the tangent of each input whose colour is in `lanes`, in
-/// the lane of its colour.
-fn seed<const N: usize>(
-    xs: &mut [DualVec<f64, N>],
-    colours: &Colouring,
-    lanes: &Range<usize>,
-    t: f64,
-) {
-    for (x, &c) in xs.iter_mut().zip(&colours.colours) {
-        if lanes.contains(&c) {
-            x.tangent[c - lanes.start] = t;
-        }
-    }
+    /// The lanes' input buffer, kept for the next call.
+    inputs: Inputs,
 }
 
 /// Copies the tangents of one sweep into the columns `lanes` of `b` (rows × `k`, row-major).
@@ -98,24 +46,24 @@ pub(crate) fn forward<F: Function>(
     colours: &Colouring,
     out: &mut Compressed,
 ) -> Result<(), Error> {
-    by_lanes!(colours.count, forward_lanes::<N>(f, x, colours, out))
+    by_lanes!(
+        lanes_for(colours.count),
+        forward_sweeps::<N>(f, x, colours, out)
+    )
 }
 
-fn forward_lanes<const N: usize, F: Function>(
+fn forward_sweeps<const N: usize, F: Function>(
     f: &F,
     x: &[f64],
     colours: &Colouring,
     out: &mut Compressed,
 ) -> Result<(), Error> {
     let k = colours.count;
-    let mut xs = lifted::<N>(out, x);
+    let mut xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
     let mut m = None;
     for s in 0..sweeps {
-        let lanes = s * N..((s + 1) * N).min(k);
-        seed(&mut xs, colours, &lanes, 1.0);
-        let ys = f.eval(&xs);
-        seed(&mut xs, colours, &lanes, 0.0);
+        let (lanes, ys) = lanes::sweep(f, &mut xs, Seed::Colours(colours), s);
         match m {
             None => {
                 check_declared(f, ys.len(), "compressed forward sweep 1")?;
@@ -139,7 +87,7 @@ fn forward_lanes<const N: usize, F: Function>(
     out.k = k;
     out.sweeps = sweeps;
     out.lanes = N;
-    out.inputs = Some(Box::new(xs));
+    out.inputs.keep(xs);
     Ok(())
 }
 
@@ -215,7 +163,10 @@ pub(crate) fn hessian<F: Function>(
         (out.k, out.sweeps, out.lanes) = (1, 1, 1);
         return Ok(());
     }
-    by_lanes!(colours.count, hessian_lanes::<N>(f, x, colours, out))
+    by_lanes!(
+        lanes_for(colours.count),
+        hessian_lanes::<N>(f, x, colours, out)
+    )
 }
 
 fn hessian_lanes<const N: usize, F: Function>(
@@ -225,15 +176,16 @@ fn hessian_lanes<const N: usize, F: Function>(
     out: &mut Compressed,
 ) -> Result<(), Error> {
     let (k, n) = (colours.count, x.len());
-    let mut xs = lifted::<N>(out, x);
+    let mut xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
     out.b.clear();
     out.b.resize(n * k, 0.0);
+    let seed = Seed::Colours(colours);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        seed(&mut xs, colours, &lanes, 1.0);
+        seed.set(&mut xs, &lanes);
         let (value, adjoints, _) = dual_sweep(f, &xs)?;
-        seed(&mut xs, colours, &lanes, 0.0);
+        seed.clear(&mut xs, &lanes);
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {
             out.value = vec![value];
@@ -243,7 +195,7 @@ fn hessian_lanes<const N: usize, F: Function>(
     out.k = k;
     out.sweeps = sweeps;
     out.lanes = N;
-    out.inputs = Some(Box::new(xs));
+    out.inputs.keep(xs);
     Ok(())
 }
 

@@ -1,11 +1,12 @@
 //! Sparse Hessians: the second-order pattern, a star colouring, compressed Hessian-vector
 //! products (forward over reverse, one lane per colour) and symmetric recovery into CSR.
 
-use super::compressed::{self, Compressed, lanes_for};
+use super::compressed::{self, Compressed};
 use super::detect::detect_hessian;
 use super::plan::{count, thousands};
 use super::{Colouring, Detection, Pattern, SparseOptions, colour_star};
 use crate::Mode;
+use crate::lanes::lanes_for;
 use crate::plan::cost;
 use core::fmt;
 use nalgebra_sparse::CsrMatrix;

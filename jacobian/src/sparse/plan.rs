@@ -2,8 +2,8 @@
 //! why.
 
 use super::Detection;
+use crate::lanes::lanes_for;
 use crate::plan::{cost, estimate};
-use crate::sparse::compressed::lanes_for;
 use core::fmt;
 
 /// How a sparse Jacobian is computed.
@@ -37,7 +37,7 @@ impl Strategy {
     /// Sweeps and lanes for an m×n Jacobian with the given colour counts.
     pub(crate) fn sweeps(self, n: usize, m: usize, colours: (usize, usize)) -> (usize, usize) {
         let (per, lanes) = match self {
-            Strategy::DenseForward => (n, crate::sweeps::forward_lanes(n)),
+            Strategy::DenseForward => (n, lanes_for(n)),
             Strategy::DenseReverse => (m, crate::sweeps::reverse_lanes(m)),
             Strategy::Columns => (colours.0, lanes_for(colours.0)),
             Strategy::Rows => (colours.1, lanes_for(colours.1)),
@@ -170,7 +170,7 @@ impl fmt::Display for SparsePlan {
             }
         };
         let dense_lanes = match self.strategy {
-            Strategy::Columns | Strategy::DenseForward => crate::sweeps::forward_lanes(dense),
+            Strategy::Columns | Strategy::DenseForward => lanes_for(dense),
             _ => crate::sweeps::reverse_lanes(dense),
         };
         write!(

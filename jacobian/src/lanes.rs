@@ -1,0 +1,173 @@
+//! What a forward sweep carries: the directions of a seed matrix, N lanes at a time, on input
+//! buffers that are kept between calls.
+//!
+//! Every forward product of this crate is `J·V` for some n×k seed matrix `V`: the full
+//! Jacobian (`V = I`), a compressed sparse Jacobian (`V[j, c] = 1` where column j has colour
+//! c), or directions the user chose ([`jvp_matrix`](crate::jvp_matrix)). A sweep seeds the
+//! tangents of directions `s·N .. (s+1)·N` in lanes `0..N`, evaluates `f`, and clears them, so
+//! all of these share one sweep kernel ([`sweep`]) and one choice of lanes ([`lanes_for`]).
+
+use crate::sparse::Colouring;
+use forward::DualVec;
+use nalgebra::DMatrix;
+use shared_ops::Function;
+use std::any::Any;
+use std::ops::Range;
+
+/// Lanes per forward sweep for `k` directions: `k` itself up to 4 (no lane is wasted), else 8.
+///
+/// Wider lanes were measured and lose (`cargo bench -p benches --bench lanes`, one thread;
+/// the table is in the README): a `DualVec<f64, 16>` is 136 bytes, and the optimiser stops
+/// inlining a user's closures around its operations, which then copy it through memory. On
+/// the dense tanh layer 16 lanes took 2.3× (256 × 4) and 2.8× (64 × 64) the time of 8, on
+/// Rosenbrock 1.6×, and on a 2×15 block of bundle adjustment one sweep of 16 took 1.7× the
+/// time of two sweeps of 8. [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes)
+/// still offers 16 and 32, to measure.
+pub(crate) fn lanes_for(k: usize) -> usize {
+    match k {
+        0 | 1 => 1,
+        2 => 2,
+        3 => 3,
+        4 => 4,
+        _ => 8,
+    }
+}
+
+/// The lane counts [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes)
+/// accepts: those of [`lanes_for`], and 16 and 32.
+pub(crate) const LANES: [usize; 7] = [1, 2, 3, 4, 8, 16, 32];
+
+/// Calls `$f::<N, _>($args)` with N = `$lanes`, one of the counts of [`lanes_for`].
+macro_rules! by_lanes {
+    ($lanes:expr, $f:ident::<N>($($arg:expr),*)) => {
+        match $lanes {
+            1 => $f::<1, _>($($arg),*),
+            2 => $f::<2, _>($($arg),*),
+            3 => $f::<3, _>($($arg),*),
+            4 => $f::<4, _>($($arg),*),
+            _ => $f::<8, _>($($arg),*),
+        }
+    };
+}
+pub(crate) use by_lanes;
+
+/// The columns of a seed matrix: the directions of a forward product `J·V` (`V` n×k), or of
+/// a reverse product `Wᵀ·J` (`W` m×k, seeding the outputs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Seed<'a> {
+    /// `V = I`: the full Jacobian, one direction per input.
+    Identity,
+    /// `V[j, c] = 1` where input j has colour c: a compressed Jacobian or Hessian.
+    Colours(&'a Colouring),
+    /// A dense n×k `V`.
+    Matrix(&'a DMatrix<f64>),
+}
+
+impl Seed<'_> {
+    /// k, the number of directions, for n inputs.
+    pub fn directions(&self, n: usize) -> usize {
+        match self {
+            Seed::Identity => n,
+            Seed::Colours(c) => c.count,
+            Seed::Matrix(v) => v.ncols(),
+        }
+    }
+
+    /// Seeds directions `dirs` (at most N of them) into lanes `0..dirs.len()` of the inputs.
+    /// The other lanes stay zero, so the tail of the last sweep carries nothing.
+    pub fn set<const N: usize>(&self, xs: &mut [DualVec<f64, N>], dirs: &Range<usize>) {
+        match self {
+            Seed::Identity => {
+                for (l, j) in dirs.clone().enumerate() {
+                    xs[j].tangent[l] = 1.0;
+                }
+            }
+            Seed::Colours(c) => {
+                for (x, &c) in xs.iter_mut().zip(&c.colours) {
+                    if dirs.contains(&c) {
+                        x.tangent[c - dirs.start] = 1.0;
+                    }
+                }
+            }
+            Seed::Matrix(v) => {
+                for (j, x) in xs.iter_mut().enumerate() {
+                    for (l, c) in dirs.clone().enumerate() {
+                        x.tangent[l] = v[(j, c)];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Undoes [`set`](Seed::set): every tangent of the inputs is zero again.
+    pub fn clear<const N: usize>(&self, xs: &mut [DualVec<f64, N>], dirs: &Range<usize>) {
+        match self {
+            Seed::Identity => {
+                for (l, j) in dirs.clone().enumerate() {
+                    xs[j].tangent[l] = 0.0;
+                }
+            }
+            Seed::Colours(c) => {
+                for (x, &c) in xs.iter_mut().zip(&c.colours) {
+                    if dirs.contains(&c) {
+                        x.tangent[c - dirs.start] = 0.0;
+                    }
+                }
+            }
+            Seed::Matrix(_) => {
+                for x in xs.iter_mut() {
+                    x.tangent = [0.0; N];
+                }
+            }
+        }
+    }
+}
+
+/// Sweep `s` of `J·V`: directions `s·N ..` seeded, `f` evaluated, the seeds cleared. Returns
+/// the directions it carried and the outputs (lane l of output i is `(J·V)[i, s·N + l]`).
+pub(crate) fn sweep<const N: usize, F: Function>(
+    f: &F,
+    xs: &mut [DualVec<f64, N>],
+    seed: Seed<'_>,
+    s: usize,
+) -> (Range<usize>, Vec<DualVec<f64, N>>) {
+    let k = seed.directions(xs.len());
+    let dirs = s * N..((s + 1) * N).min(k);
+    seed.set(xs, &dirs);
+    let ys = f.eval(xs);
+    seed.clear(xs, &dirs);
+    (dirs, ys)
+}
+
+/// Input buffers kept between calls: the inputs as `DualVec<f64, N>` for the N of the last
+/// call. A fresh buffer per call costs page faults that rival a sweep (4 MB for bundle
+/// adjustment), and most callers ask again with the same N.
+#[derive(Default)]
+pub(crate) struct Inputs(Option<Box<dyn Any + Send + Sync>>);
+
+impl Inputs {
+    /// The inputs at `x`, every tangent zero: the kept buffer if it has N lanes, else a new
+    /// one. Give it back with [`keep`](Inputs::keep).
+    pub fn lift<const N: usize>(&mut self, x: &[f64]) -> Vec<DualVec<f64, N>> {
+        let mut xs: Vec<DualVec<f64, N>> = self
+            .0
+            .take()
+            .and_then(|b| b.downcast().ok())
+            .map(|b| *b)
+            .unwrap_or_default();
+        xs.clear();
+        xs.extend(x.iter().map(|&v| DualVec::from(v)));
+        xs
+    }
+
+    /// Keeps `xs` for the next [`lift`](Inputs::lift).
+    pub fn keep<const N: usize>(&mut self, xs: Vec<DualVec<f64, N>>) {
+        self.0 = Some(Box::new(xs));
+    }
+}
+
+impl std::fmt::Debug for Inputs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Inputs")
+    }
+}

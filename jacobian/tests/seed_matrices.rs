@@ -1,0 +1,179 @@
+//! Seed matrices (`jvp_matrix`, `vjp_matrix`) and prepared forward Jacobians: each column or
+//! row equals its single-direction product bit for bit, every lane count gives the same
+//! matrix, and the products match finite differences.
+
+mod common;
+
+use common::{Program, central, program, rel_close};
+use jacobian::{Function, Mode, Op, PreparedJacobian, jacobian_with};
+use nalgebra::DMatrix;
+use proptest::prelude::*;
+
+/// Equal bits, or both NaN, or both zero (a zero's sign may differ between a scalar and a
+/// vector sweep, which sum their contributions in a different order).
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()) || (a == 0.0 && b == 0.0)
+}
+
+/// n×k directions: the unit vectors first (so J itself is inside J·V), then dense ones.
+fn directions(n: usize, k: usize) -> DMatrix<f64> {
+    DMatrix::from_fn(n, k, |j, c| {
+        if c < n {
+            f64::from(u8::from(j == c))
+        } else {
+            ((3 * j + 7 * c) as f64).sin()
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, max_global_rejects: 4096, ..ProptestConfig::default() })]
+
+    /// Column c of J·V is the jvp along V's column c, and the unit columns are J's.
+    #[test]
+    fn jvp_matrix_columns_are_jvps((p, x) in program(), extra in 0usize..12) {
+        let k = p.n + extra;
+        let v = directions(p.n, k);
+        let (y, jv) = jacobian::jvp_matrix(&p, &x, &v).unwrap();
+        prop_assert_eq!(jv.shape(), (p.outputs.len(), k));
+        let fwd = jacobian_with(&p, &x, Mode::Forward).unwrap();
+        prop_assert!(y.iter().zip(&fwd.value).all(|(a, b)| same(*a, *b)));
+        for c in 0..k {
+            let col: Vec<f64> = v.column(c).iter().copied().collect();
+            let (_, single) = jacobian::jvp(&p, &x, &col).unwrap();
+            for i in 0..jv.nrows() {
+                prop_assert!(same(jv[(i, c)], single[i]), "({i}, {c}): {} vs {}", jv[(i, c)], single[i]);
+                if c < p.n {
+                    prop_assert!(same(jv[(i, c)], fwd.matrix[(i, c)]));
+                }
+            }
+        }
+    }
+
+    /// Row c of Wᵀ·J is the vjp along W's column c.
+    #[test]
+    fn vjp_matrix_rows_are_vjps((p, x) in program(), k in 1usize..12) {
+        let m = p.outputs.len();
+        let w = directions(m, k);
+        let (y, wj) = jacobian::vjp_matrix(&p, &x, &w).unwrap();
+        prop_assert_eq!(wj.shape(), (k, p.n));
+        for c in 0..k {
+            let col: Vec<f64> = w.column(c).iter().copied().collect();
+            let (y1, single) = jacobian::vjp(&p, &x, &col).unwrap();
+            prop_assert!(y.iter().zip(&y1).all(|(a, b)| same(*a, *b)));
+            for j in 0..p.n {
+                prop_assert!(rel_close(wj[(c, j)], single[j], 1e-13), "({c}, {j}): {} vs {}", wj[(c, j)], single[j]);
+            }
+        }
+    }
+
+    /// Every lane count gives the forward Jacobian bit for bit, through `jacobian` and through
+    /// `jacobian_into` over an earlier result.
+    #[test]
+    fn every_lane_count_gives_the_same_jacobian((p, x) in program()) {
+        let want = jacobian_with(&p, &x, Mode::Forward).unwrap();
+        let mut reused = None;
+        for lanes in [1, 2, 3, 4, 8, 16, 32] {
+            let mut prepared = PreparedJacobian::with_lanes(p.clone(), &x, lanes).unwrap();
+            let j = prepared.jacobian(&x).unwrap();
+            prop_assert_eq!(j.plan.lanes, lanes);
+            prop_assert_eq!(j.plan.sweeps, p.n.div_ceil(lanes));
+            for (a, b) in j.matrix.iter().zip(want.matrix.iter()) {
+                prop_assert!(same(*a, *b), "lanes = {lanes}: {a} vs {b}");
+            }
+            // Over the previous lane count's result: the same bits, its plan updated.
+            let mut into = reused.take().unwrap_or_else(|| j.clone());
+            prepared.jacobian_into(&x, &mut into).unwrap();
+            prop_assert_eq!(into.plan.lanes, lanes);
+            prop_assert!(into.matrix.iter().zip(j.matrix.iter()).all(|(a, b)| a.to_bits() == b.to_bits()));
+            prop_assert_eq!(&into.value, &j.value);
+            reused = Some(into);
+        }
+    }
+}
+
+/// A smooth function of 3 inputs and 2 outputs.
+struct Smooth;
+impl Function for Smooth {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        vec![
+            x[0] * x[1].sin() + x[2].exp(),
+            (x[0] * x[2]).atan() - x[1] * x[1],
+        ]
+    }
+}
+
+#[test]
+fn seed_products_match_finite_differences() {
+    let x = [0.7, -1.3, 0.4];
+    let v = DMatrix::from_row_slice(3, 2, &[1.0, 0.5, -2.0, 0.25, 0.3, -1.0]);
+    let (_, jv) = jacobian::jvp_matrix(&Smooth, &x, &v).unwrap();
+    for c in 0..2 {
+        // The derivative of t ↦ f(x + t·v) at 0, by central differences of a shifted copy.
+        let h = 1e-5;
+        let at = |t: f64| -> Vec<f64> {
+            let xt: Vec<f64> = (0..3).map(|j| x[j] + t * v[(j, c)]).collect();
+            Smooth.eval(&xt)
+        };
+        let (fp, fm) = (at(h), at(-h));
+        for i in 0..2 {
+            let fd = (fp[i] - fm[i]) / (2.0 * h);
+            assert!(
+                (jv[(i, c)] - fd).abs() < 1e-8,
+                "({i}, {c}): {} vs {fd}",
+                jv[(i, c)]
+            );
+        }
+    }
+    // Wᵀ·J against the finite-difference Jacobian: (wᵀJ)ⱼ = Σᵢ wᵢ ∂fᵢ/∂xⱼ.
+    let w = DMatrix::from_row_slice(2, 1, &[2.0, -3.0]);
+    let (_, wj) = jacobian::vjp_matrix(&Smooth, &x, &w).unwrap();
+    for j in 0..3 {
+        let col = central(&Smooth, &x, j, 1e-5);
+        let fd = 2.0 * col[0] - 3.0 * col[1];
+        assert!(
+            (wj[(0, j)] - fd).abs() < 1e-8,
+            "{j}: {} vs {fd}",
+            wj[(0, j)]
+        );
+    }
+}
+
+#[test]
+fn exact_values_and_errors() {
+    // f(x) = (x₀x₁, x₀ + x₁): J = [[x₁, x₀], [1, 1]].
+    struct F;
+    impl Function for F {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![x[0] * x[1], x[0] + x[1]]
+        }
+    }
+    let v = DMatrix::from_row_slice(2, 1, &[3.0, -1.0]);
+    let (_, jv) = jacobian::jvp_matrix(&F, &[2.0, 5.0], &v).unwrap();
+    assert_eq!(jv.as_slice(), &[5.0 * 3.0 - 2.0, 2.0]);
+    // No directions: an m×0 product, and the value.
+    let (y, none) = jacobian::jvp_matrix(&F, &[2.0, 5.0], &DMatrix::zeros(2, 0)).unwrap();
+    assert_eq!((y, none.shape()), (vec![10.0, 7.0], (2, 0)));
+    let e = jacobian::jvp_matrix(&F, &[2.0, 5.0], &DMatrix::zeros(3, 2)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "tangent matrix seed has length 3, but must have length 2"
+    );
+    let e = jacobian::vjp_matrix(&F, &[2.0, 5.0], &DMatrix::zeros(1, 2)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "weight matrix seed has length 1, but must have length 2"
+    );
+    assert!(jacobian::jvp_matrix(&F, &[], &DMatrix::zeros(0, 1)).is_err());
+    let mut p = PreparedJacobian::with_lanes(F, &[1.0, 1.0], 16).unwrap();
+    let mut j = p.jacobian(&[1.0, 1.0]).unwrap();
+    assert!(p.jacobian_into(&[1.0], &mut j).is_err());
+    p.jacobian_into(&[2.0, 5.0], &mut j).unwrap();
+    assert_eq!(j.matrix.as_slice(), &[5.0, 1.0, 2.0, 1.0]);
+}
+
+/// A program's outputs, with the type checked: `Program` is a `Function + Sync + Clone`.
+#[allow(dead_code)]
+fn is_function(p: Program) -> impl Function + Sync + Clone {
+    p
+}
