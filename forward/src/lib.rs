@@ -178,20 +178,22 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
         if unit || regular {
             return sum;
         }
-        return lanes_checked(sum, partials, tangents);
+        return lanes_checked(sum, partials, tangents.map(|t| *t));
     }
     core::array::from_fn(|l| chain_slow(partials, tangents.map(|t| t[l])))
 }
 
 /// The lanes of [`chain_lanes`] where a partial is zero or not finite: each lane that holds a
 /// NaN is taken product by product. Out of line, so that the inlined operation stays small
-/// enough for the optimiser to inline the user's closures around it.
+/// enough for the optimiser to inline the user's closures around it; the tangents by value, so
+/// that the common path takes no operand's address (which made it copy every operand to the
+/// stack).
 #[cold]
 #[inline(never)]
 fn lanes_checked<T: Op, const K: usize, const N: usize>(
     mut sum: [T; N],
     partials: [T; K],
-    tangents: [&[T; N]; K],
+    tangents: [[T; N]; K],
 ) -> [T; N] {
     for (l, s) in sum.iter_mut().enumerate() {
         if s.has_nan() {

@@ -111,7 +111,8 @@ pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
 pub use sweep::{Adjoints, AdjointsVec};
 pub use tape::memory::{
-    DEFAULT_SPARE_LIMIT, release_memory, set_spare_limit, spare_bytes, spare_limit,
+    DEFAULT_SPARE_LIMIT, release_memory, set_spare_limit, spare_bytes, spare_limit, warm_up,
+    warm_up_for,
 };
 pub use tape::{Recording, Tape, TapeStats};
 pub use var::Var;

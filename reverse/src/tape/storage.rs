@@ -130,6 +130,19 @@ impl<T: Copy> TapeData<T> {
         self.relimit();
     }
 
+    /// [`reserve`](TapeData::reserve), and every page of the room written once, so that the
+    /// operating system maps it now rather than during a recording.
+    pub fn prefault(&mut self, nodes: usize)
+    where
+        T: Default,
+    {
+        self.reserve(nodes);
+        touch(&mut self.start, 0);
+        touch(&mut self.parent, 0);
+        touch(&mut self.partial, T::default());
+        touch(&mut self.unit, 0);
+    }
+
     /// Recomputes the fast path's bound from the capacities: nodes may be appended on the fast
     /// path while each finds room for itself and [`FAST_EDGES`] edges of either kind.
     fn relimit(&mut self) {
@@ -457,3 +470,10 @@ impl<T: Copy, const K: usize> Append<T> for Unit<K> {
 
 #[cfg(test)]
 mod tests;
+
+/// Writes `fill` into the spare capacity of `v` and forgets it again (the length is kept).
+fn touch<X: Copy>(v: &mut Vec<X>, fill: X) {
+    let len = v.len();
+    v.resize(v.capacity(), fill);
+    v.truncate(len);
+}
