@@ -174,7 +174,9 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
         // A product of partials that underflows to 0 or overflows only sends the sums to the
         // NaN test.
         let product = partials.iter().fold(1.0, |q, p| q * p.value());
-        let regular = product != 0.0 && product.is_finite();
+        // Finite and nonzero: x − x is 0 exactly for finite x, NaN for ±∞ and NaN.
+        #[allow(clippy::eq_op)]
+        let regular = product != 0.0 && product - product == 0.0;
         if unit || regular {
             return sum;
         }
