@@ -1,7 +1,7 @@
 //! Why two modes: forward and reverse Jacobian time over a grid of input and output sizes.
 //!
-//! A forward sweep gives one *column* of the Jacobian (8 with the 8-tangent dual), a reverse
-//! sweep one *row* (8 with the 8-adjoint sweep), so a full m×n Jacobian costs about ⌈n/8⌉
+//! A forward sweep gives one *column* of the Jacobian (16 with the 16-tangent dual), a reverse
+//! sweep one *row* (8 with the 8-adjoint sweep), so a full m×n Jacobian costs about ⌈n/16⌉
 //! forward sweeps or one recording plus ⌈m/8⌉ reverse sweeps. This program measures both on the
 //! dense tanh layer f(x) = tanh(A·sin x), A an m×n matrix, for n and m = 1, 2, 4, …, 512 (both
 //! modes forced, one thread), prints the ratio forward time / reverse time and where it crosses
@@ -207,7 +207,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cells.len()
     );
     println!(
-        "Forward time grows with n (⌈n/8⌉ sweeps) and reverse time with m (⌈m/8⌉ sweeps after one \
+        "Forward time grows with n (⌈n/16⌉ sweeps) and reverse time with m (⌈m/8⌉ sweeps after one \
          recording):\nreverse mode wins to the right of the crossover (wide Jacobians), forward \
          mode to the left (tall ones).\n"
     );
@@ -347,7 +347,7 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
             .map(|&(n, f, r)| (n, if mode == Mode::Forward { f } else { r }))
             .collect();
         let label = match mode {
-            Mode::Forward => "forward mode: ⌈n/8⌉ sweeps",
+            Mode::Forward => "forward mode: ⌈n/16⌉ sweeps",
             _ => "reverse mode: 1 recording + ⌈m/8⌉ sweeps",
         };
         chart

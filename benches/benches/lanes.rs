@@ -88,7 +88,6 @@ fn bench(c: &mut Criterion) {
     });
     let mut p = PreparedJacobian::new(block, &x).unwrap();
     let mut j = p.jacobian(&x).unwrap();
-    assert_eq!(j.plan.lanes, 16, "the plan takes one sweep of 16 lanes");
     for (i, row) in hand.iter().enumerate() {
         for (k, &v) in row.iter().enumerate() {
             assert_eq!(

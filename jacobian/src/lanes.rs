@@ -14,27 +14,33 @@ use shared_ops::Function;
 use std::any::Any;
 use std::ops::Range;
 
-/// Lanes per forward sweep for `k` directions: `k` itself up to 4 (no lane is wasted), else 8.
+/// Lanes per forward sweep for `k` directions: `k` itself up to 4 (no lane is wasted), 8 up
+/// to 8, else 16.
 ///
-/// Wider lanes were measured and lose (`cargo bench -p benches --bench lanes`, one thread;
-/// the table is in the README): a `DualVec<f64, 16>` is 136 bytes, and the optimiser stops
-/// inlining a user's closures around its operations, which then copy it through memory. On
-/// the dense tanh layer 16 lanes took 2.3× (256 × 4) and 2.8× (64 × 64) the time of 8, on
-/// Rosenbrock 1.6×, and on a 2×15 block of bundle adjustment one sweep of 16 took 1.7× the
-/// time of two sweeps of 8. [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes)
-/// still offers 16 and 32, to measure.
+/// Measured (`cargo bench -p benches --bench lanes`, one thread; the table is in the README):
+/// 16 lanes against 8 took 0.86× the time on the dense tanh layer at 64 × 64, 0.97× at
+/// 256 × 4, 0.96× on a 2×15 block of bundle adjustment, 0.99× on Rosenbrock's gradient at
+/// n = 1000 and 1.06× at n = 100; 32 lanes lost everywhere (1.6× and 2.0× on the dense layer).
+/// [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes) offers 32, to measure.
 pub(crate) fn lanes_for(k: usize) -> usize {
     match k {
         0 | 1 => 1,
         2 => 2,
         3 => 3,
         4 => 4,
-        _ => 8,
+        5..=8 => 8,
+        _ => 16,
     }
 }
 
+/// Lanes for `k` directions of duals recorded on a tape (forward over reverse) or adjoints of
+/// a vector reverse sweep: as [`lanes_for`], at most 8 (wider was not measured to pay there).
+pub(crate) fn tape_lanes(k: usize) -> usize {
+    lanes_for(k).min(8)
+}
+
 /// The lane counts [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes)
-/// accepts: those of [`lanes_for`], and 16 and 32.
+/// accepts: those of [`lanes_for`], and 32.
 pub(crate) const LANES: [usize; 7] = [1, 2, 3, 4, 8, 16, 32];
 
 /// Calls `$f::<N, _>($args)` with N = `$lanes`, one of the counts of [`lanes_for`].
@@ -45,7 +51,8 @@ macro_rules! by_lanes {
             2 => $f::<2, _>($($arg),*),
             3 => $f::<3, _>($($arg),*),
             4 => $f::<4, _>($($arg),*),
-            _ => $f::<8, _>($($arg),*),
+            8 => $f::<8, _>($($arg),*),
+            _ => $f::<16, _>($($arg),*),
         }
     };
 }
@@ -139,30 +146,31 @@ pub(crate) fn sweep<const N: usize, F: Function>(
     (dirs, ys)
 }
 
-/// Input buffers kept between calls: the inputs as `DualVec<f64, N>` for the N of the last
-/// call. A fresh buffer per call costs page faults that rival a sweep (4 MB for bundle
+/// Input buffers kept between calls, in place: the inputs as `DualVec<f64, N>` for the N of
+/// the last call. A fresh buffer per call costs page faults that rival a sweep (4 MB for bundle
 /// adjustment), and most callers ask again with the same N.
 #[derive(Default)]
 pub(crate) struct Inputs(Option<Box<dyn Any + Send + Sync>>);
 
 impl Inputs {
     /// The inputs at `x`, every tangent zero: the kept buffer if it has N lanes, else a new
-    /// one. Give it back with [`keep`](Inputs::keep).
-    pub fn lift<const N: usize>(&mut self, x: &[f64]) -> Vec<DualVec<f64, N>> {
-        let mut xs: Vec<DualVec<f64, N>> = self
+    /// one (which is then kept).
+    pub fn lift<const N: usize>(&mut self, x: &[f64]) -> &mut Vec<DualVec<f64, N>> {
+        let kept = self
             .0
-            .take()
-            .and_then(|b| b.downcast().ok())
-            .map(|b| *b)
-            .unwrap_or_default();
+            .as_ref()
+            .is_some_and(|b| b.is::<Vec<DualVec<f64, N>>>());
+        if !kept {
+            self.0 = Some(Box::new(Vec::<DualVec<f64, N>>::new()));
+        }
+        let xs = self
+            .0
+            .as_mut()
+            .and_then(|b| b.downcast_mut::<Vec<DualVec<f64, N>>>())
+            .expect("a buffer of N lanes, just made");
         xs.clear();
         xs.extend(x.iter().map(|&v| DualVec::from(v)));
         xs
-    }
-
-    /// Keeps `xs` for the next [`lift`](Inputs::lift).
-    pub fn keep<const N: usize>(&mut self, xs: Vec<DualVec<f64, N>>) {
-        self.0 = Some(Box::new(xs));
     }
 }
 

@@ -78,7 +78,7 @@ impl ModeCost {
 /// }
 /// let r = jacobian::cost_report(&Loss, &[0.5; 64])?;
 /// assert_eq!(r.auto.mode, Mode::Reverse);
-/// assert_eq!((r.forward.sweeps, r.reverse.sweeps), (8, 1)); // ⌈64/8⌉ and ⌈1/1⌉
+/// assert_eq!((r.forward.sweeps, r.reverse.sweeps), (4, 1)); // ⌈64/16⌉ and ⌈1/1⌉
 /// println!("{r}");
 /// # Ok::<(), jacobian::Error>(())
 /// ```

@@ -148,9 +148,9 @@ pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
     // The first sweep, alone: it fixes m and the value, and times one sweep (only when the
     // remaining sweeps could go to other threads: reading the clock costs tens of ns).
     let may_thread = threads && sweeps > 2 && rayon::current_num_threads() > 1;
-    let mut xs = inputs.lift::<N>(x);
+    let xs = inputs.lift::<N>(x);
     let start = may_thread.then(Instant::now);
-    let (dirs, first) = lanes::sweep(f, &mut xs, seed, 0);
+    let (dirs, first) = lanes::sweep(f, xs, seed, 0);
     let took = start.map(|s| s.elapsed()).unwrap_or_default();
     let m0 = first.len();
     if let Some(expected) = m
@@ -195,11 +195,10 @@ pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
         }
     } else {
         for s in 1..sweeps {
-            let (dirs, ys) = run(&mut xs, s)?;
+            let (dirs, ys) = run(xs, s)?;
             fill(dirs, &ys);
         }
     }
-    inputs.keep(xs);
     (out.sweeps, out.lanes, out.threaded) = (sweeps, N, threaded);
     out.tape = TapeStats::default();
     Ok(())

@@ -60,7 +60,7 @@ fn sweeps_are_chunked() {
         },
     )
     .unwrap();
-    assert_eq!((fwd.plan.sweeps, fwd.plan.lanes), (3, 8)); // ⌈20/8⌉
+    assert_eq!((fwd.plan.sweeps, fwd.plan.lanes), (2, 16)); // ⌈20/16⌉
     let rev = jacobian_with_options(
         &f,
         &x,

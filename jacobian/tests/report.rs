@@ -35,9 +35,14 @@ fn report(n: usize, m: usize) -> CostReport {
     cost_report_with_runs(&Dense { n, m }, &x, 3).expect("a valid input")
 }
 
-/// The tangents per forward sweep the drivers use for k columns: k itself up to 4, else 8.
+/// The tangents per forward sweep the drivers use for k columns: k itself up to 4, 8 up to 8,
+/// else 16.
 fn lanes(k: usize) -> usize {
-    if k <= 4 { k } else { 8 }
+    match k {
+        0..=4 => k,
+        5..=8 => 8,
+        _ => 16,
+    }
 }
 
 /// The adjoints per reverse sweep for k rows: 1, 2, 4 or 8.
@@ -117,7 +122,7 @@ fn wide_and_tall_choose_opposite_modes() {
     assert_eq!(report(64, 1).auto.mode, Mode::Reverse);
     assert_eq!(report(1, 64).auto.mode, Mode::Forward);
     let wide = report(64, 1);
-    assert_eq!((wide.forward.sweeps, wide.reverse.sweeps), (8, 1));
+    assert_eq!((wide.forward.sweeps, wide.reverse.sweeps), (4, 1)); // ⌈64/16⌉
 }
 
 #[test]
@@ -145,7 +150,7 @@ fn display_is_a_table() {
         assert!(lines[1].contains(word), "{text}");
     }
     let cells: Vec<&str> = lines[2].split_whitespace().collect();
-    assert_eq!(&cells[..6], ["forward", "2", "8", "0", "0", "0"], "{text}");
+    assert_eq!(&cells[..6], ["forward", "1", "16", "0", "0", "0"], "{text}");
     let cells: Vec<&str> = lines[3].split_whitespace().collect();
     let t = r.reverse.tape;
     let nodes = t.nodes.to_string();
@@ -159,7 +164,7 @@ fn display_is_a_table() {
     );
     let e = jacobian::estimate(12, 3);
     let expected = if e.forward <= e.reverse {
-        "auto plan: forward mode: 2 sweeps of 8 tangents"
+        "auto plan: forward mode: 1 sweep of 16 tangents"
     } else {
         "auto plan: reverse mode: 1 sweep of 4 adjoints"
     };

@@ -214,7 +214,7 @@ fn the_tridiagonal_jacobian_is_exact_and_explains_itself() {
     let plan = j.plan.to_string();
     assert!(
         plan.starts_with(
-            "sparse by columns: 3 colours for 10 000 columns: 1 sweep of 3 lanes instead of 1 250 sweeps of 8 (global detection, 29 998 nonzeros in 10000×10000"
+            "sparse by columns: 3 colours for 10 000 columns: 1 sweep of 3 lanes instead of 625 sweeps of 16 (global detection, 29 998 nonzeros in 10000×10000"
         ),
         "{plan}"
     );

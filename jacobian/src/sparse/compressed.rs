@@ -4,7 +4,7 @@
 
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
-use crate::lanes::{self, Inputs, Seed, by_lanes, lanes_for};
+use crate::lanes::{self, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
 use crate::sweeps::check_declared;
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
@@ -59,11 +59,11 @@ fn forward_sweeps<const N: usize, F: Function>(
     out: &mut Compressed,
 ) -> Result<(), Error> {
     let k = colours.count;
-    let mut xs = out.inputs.lift::<N>(x);
+    let xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
     let mut m = None;
     for s in 0..sweeps {
-        let (lanes, ys) = lanes::sweep(f, &mut xs, Seed::Colours(colours), s);
+        let (lanes, ys) = lanes::sweep(f, xs, Seed::Colours(colours), s);
         match m {
             None => {
                 check_declared(f, ys.len(), "compressed forward sweep 1")?;
@@ -87,7 +87,6 @@ fn forward_sweeps<const N: usize, F: Function>(
     out.k = k;
     out.sweeps = sweeps;
     out.lanes = N;
-    out.inputs.keep(xs);
     Ok(())
 }
 
@@ -100,7 +99,7 @@ pub(crate) fn reverse(
     colours: &Colouring,
     out: &mut Compressed,
 ) {
-    match lanes_for(colours.count) {
+    match tape_lanes(colours.count) {
         1 => reverse_lanes::<1>(rec, xs, ys, colours, out),
         2 => reverse_lanes::<2>(rec, xs, ys, colours, out),
         3 => reverse_lanes::<3>(rec, xs, ys, colours, out),
@@ -163,10 +162,13 @@ pub(crate) fn hessian<F: Function>(
         (out.k, out.sweeps, out.lanes) = (1, 1, 1);
         return Ok(());
     }
-    by_lanes!(
-        lanes_for(colours.count),
-        hessian_lanes::<N>(f, x, colours, out)
-    )
+    match tape_lanes(colours.count) {
+        1 => hessian_lanes::<1, F>(f, x, colours, out),
+        2 => hessian_lanes::<2, F>(f, x, colours, out),
+        3 => hessian_lanes::<3, F>(f, x, colours, out),
+        4 => hessian_lanes::<4, F>(f, x, colours, out),
+        _ => hessian_lanes::<8, F>(f, x, colours, out),
+    }
 }
 
 fn hessian_lanes<const N: usize, F: Function>(
@@ -176,16 +178,16 @@ fn hessian_lanes<const N: usize, F: Function>(
     out: &mut Compressed,
 ) -> Result<(), Error> {
     let (k, n) = (colours.count, x.len());
-    let mut xs = out.inputs.lift::<N>(x);
+    let xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
     out.b.clear();
     out.b.resize(n * k, 0.0);
     let seed = Seed::Colours(colours);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        seed.set(&mut xs, &lanes);
-        let (value, adjoints, _) = dual_sweep(f, &xs)?;
-        seed.clear(&mut xs, &lanes);
+        seed.set(xs, &lanes);
+        let (value, adjoints, _) = dual_sweep(f, xs)?;
+        seed.clear(xs, &lanes);
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {
             out.value = vec![value];
@@ -195,7 +197,6 @@ fn hessian_lanes<const N: usize, F: Function>(
     out.k = k;
     out.sweeps = sweeps;
     out.lanes = N;
-    out.inputs.keep(xs);
     Ok(())
 }
 

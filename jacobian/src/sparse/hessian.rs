@@ -6,7 +6,7 @@ use super::detect::detect_hessian;
 use super::plan::{count, thousands};
 use super::{Colouring, Detection, Pattern, SparseOptions, colour_star};
 use crate::Mode;
-use crate::lanes::lanes_for;
+use crate::lanes::tape_lanes;
 use crate::plan::cost;
 use core::fmt;
 use nalgebra_sparse::CsrMatrix;
@@ -287,7 +287,7 @@ fn plan<F: Function>(
     let n = p.cols();
     let colouring = colour_star(&p, options.order)?;
     let k = colouring.count;
-    let lanes = lanes_for(k);
+    let lanes = tape_lanes(k);
     let sweeps = k.div_ceil(lanes).max(1);
     // Both run one forward-over-reverse sweep per chunk: compare sweeps × (base + lanes).
     let per = |sweeps: usize, lanes: usize| {

@@ -2,7 +2,7 @@
 //! why.
 
 use super::Detection;
-use crate::lanes::lanes_for;
+use crate::lanes::{lanes_for, tape_lanes};
 use crate::plan::{cost, estimate};
 use core::fmt;
 
@@ -40,7 +40,7 @@ impl Strategy {
             Strategy::DenseForward => (n, lanes_for(n)),
             Strategy::DenseReverse => (m, crate::sweeps::reverse_lanes(m)),
             Strategy::Columns => (colours.0, lanes_for(colours.0)),
-            Strategy::Rows => (colours.1, lanes_for(colours.1)),
+            Strategy::Rows => (colours.1, tape_lanes(colours.1)),
         };
         (per.div_ceil(lanes).max(1), lanes)
     }
@@ -86,7 +86,7 @@ impl fmt::Display for Strategy {
 /// let j = sparse_jacobian(&Diagonal, &[0.5; 1000])?;
 /// let p = &j.plan;
 /// assert_eq!((p.strategy, p.detection, p.column_colours, p.sweeps), (Strategy::Columns, Detection::Global, Some(1), 1));
-/// assert!(p.to_string().starts_with("sparse by columns: 1 colour for 1 000 columns: 1 sweep of 1 lane instead of 125 sweeps of 8"));
+/// assert!(p.to_string().starts_with("sparse by columns: 1 colour for 1 000 columns: 1 sweep of 1 lane instead of 63 sweeps of 16"));
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
