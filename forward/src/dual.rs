@@ -1,4 +1,4 @@
-use crate::{chain, chain1, chain2};
+use crate::chain;
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
@@ -83,7 +83,7 @@ impl<T: Op> Op for Dual<T> {
         let (v, d) = rule.eval(self.primal);
         Dual {
             primal: v,
-            tangent: chain1(R::UNIT_PARTIALS, d, self.tangent),
+            tangent: chain(R::UNIT_PARTIALS, [d], [self.tangent]),
         }
     }
     #[inline(always)]
@@ -91,7 +91,7 @@ impl<T: Op> Op for Dual<T> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: chain2(R::UNIT_PARTIALS, da, self.tangent, db, other.tangent),
+            tangent: chain(R::UNIT_PARTIALS, [da, db], [self.tangent, other.tangent]),
         }
     }
 }

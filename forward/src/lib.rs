@@ -90,30 +90,6 @@ pub(crate) fn chain<T: Op, const K: usize>(unit: bool, partials: [T; K], tangent
     chain_slow(partials, tangents)
 }
 
-/// [`chain`] for one operand: scalars, so the arrays of the slow path are built on it alone.
-#[inline(always)]
-pub(crate) fn chain1<T: Op>(unit: bool, p: T, t: T) -> T {
-    if !T::SPARSE_TANGENTS {
-        let d = p * t;
-        if unit || !d.has_nan() {
-            return d;
-        }
-    }
-    chain_slow([p], [t])
-}
-
-/// [`chain`] for two operands, with scalars (see [`chain1`]).
-#[inline(always)]
-pub(crate) fn chain2<T: Op>(unit: bool, pa: T, ta: T, pb: T, tb: T) -> T {
-    if !T::SPARSE_TANGENTS {
-        let d = pa * ta + pb * tb;
-        if unit || !d.has_nan() {
-            return d;
-        }
-    }
-    chain_slow([pa, pb], [ta, tb])
-}
-
 /// [`chain`] product by product: each `∂ₖ·u̇ₖ` by [`scale`], structural zeros skipped for
 /// numbers with [`Op::SPARSE_TANGENTS`]. Out of line: it runs only where a NaN appears.
 #[cold]
@@ -153,8 +129,8 @@ fn scale<T: Op>(partial: T, tangent: T) -> T {
 /// [`chain`] gives for its tangents alone. The sums for all lanes are plain multiply-adds (one
 /// vectorised loop per operand); the test that decides whether they stand is per operation,
 /// not per lane: a partial that is finite and nonzero times any tangent is already what the
-/// convention asks, so if the product of the partials' values is (no zero, no infinity, no
-/// NaN among them) the sums stand. Only otherwise are the lanes tested for NaN, and only a
+/// convention asks, so if the product of the partials' values is finite and nonzero (no zero,
+/// infinity or NaN among them) the sums stand. Only otherwise are the lanes tested for NaN, and only a
 /// NaN sends them lane by lane through [`chain`]'s slow path.
 #[inline(always)]
 pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
@@ -236,8 +212,8 @@ mod tests {
         /// The one-test fast path gives what the product-by-product convention gives.
         #[test]
         fn chain_equals_the_convention(p in prop::array::uniform3(special()), t in prop::array::uniform3(special())) {
-            prop_assert!(same(chain1(false, p[0], t[0]), chain_slow([p[0]], [t[0]])));
-            prop_assert!(same(chain2(false, p[0], t[0], p[1], t[1]), chain_slow([p[0], p[1]], [t[0], t[1]])));
+            prop_assert!(same(chain(false, [p[0]], [t[0]]), chain_slow([p[0]], [t[0]])));
+            prop_assert!(same(chain(false, [p[0], p[1]], [t[0], t[1]]), chain_slow([p[0], p[1]], [t[0], t[1]])));
             prop_assert!(same(chain(false, p, t), chain_slow(p, t)));
             // The convention itself: a zero factor never leaves a NaN.
             for k in 0..3 {
@@ -260,11 +236,11 @@ mod tests {
         ) {
             let lanes = chain_lanes(false, p, [&a, &b]);
             for l in 0..4 {
-                prop_assert!(same(lanes[l], chain2(false, p[0], a[l], p[1], b[l])), "lane {}", l);
+                prop_assert!(same(lanes[l], chain(false, p, [a[l], b[l]])), "lane {}", l);
             }
             let lanes = chain_lanes(false, [p[0]], [&a]);
             for l in 0..4 {
-                prop_assert!(same(lanes[l], chain1(false, p[0], a[l])), "lane {}", l);
+                prop_assert!(same(lanes[l], chain(false, [p[0]], [a[l]])), "lane {}", l);
             }
         }
     }
@@ -275,7 +251,7 @@ mod tests {
         for t in [0.0, -0.0, f64::INFINITY, f64::NAN, 2.5] {
             for u in [0.0, f64::NEG_INFINITY, f64::NAN, -1.5] {
                 assert!(same(
-                    chain2(true, 1.0, t, -1.0, u),
+                    chain(true, [1.0, -1.0], [t, u]),
                     chain_slow([1.0, -1.0], [t, u])
                 ));
             }

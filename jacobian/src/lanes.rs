@@ -10,6 +10,7 @@
 use crate::sparse::Colouring;
 use forward::DualVec;
 use nalgebra::DMatrix;
+use reverse::Var;
 use shared_ops::Function;
 use std::any::Any;
 use std::ops::Range;
@@ -37,6 +38,18 @@ pub(crate) fn lanes_for(k: usize) -> usize {
 /// a vector reverse sweep: as [`lanes_for`], at most 8 (wider was not measured to pay there).
 pub(crate) fn tape_lanes(k: usize) -> usize {
     lanes_for(k).min(8)
+}
+
+/// Lanes of the Hessian drivers' duals for n inputs, and adjoints of vector reverse sweeps for
+/// n outputs: the narrowest of 1, 2, 4, 8 that covers n, else 8. (Forward Jacobians take
+/// [`lanes_for`], which also has 3; these compile one instance fewer.)
+pub(crate) fn chunk_lanes(n: usize) -> usize {
+    match n {
+        1 => 1,
+        2 => 2,
+        3..=4 => 4,
+        _ => 8,
+    }
 }
 
 /// The lane counts [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes)
@@ -80,52 +93,72 @@ impl Seed<'_> {
         }
     }
 
-    /// Seeds directions `dirs` (at most N of them) into lanes `0..dirs.len()` of the inputs.
-    /// The other lanes stay zero, so the tail of the last sweep carries nothing.
-    pub fn set<const N: usize>(&self, xs: &mut [DualVec<f64, N>], dirs: &Range<usize>) {
+    /// Seeds directions `dirs` (at most N of them) into lanes `0..dirs.len()` of the inputs
+    /// (`on`), or puts every tangent back to zero (`!on`). Lanes beyond `dirs` stay zero, so
+    /// the tail of the last sweep carries nothing.
+    pub fn write<const N: usize>(&self, xs: &mut [DualVec<f64, N>], dirs: &Range<usize>, on: bool) {
+        let one = if on { 1.0 } else { 0.0 };
         match self {
             Seed::Identity => {
                 for (l, j) in dirs.clone().enumerate() {
-                    xs[j].tangent[l] = 1.0;
+                    xs[j].tangent[l] = one;
                 }
             }
             Seed::Colours(c) => {
                 for (x, &c) in xs.iter_mut().zip(&c.colours) {
                     if dirs.contains(&c) {
-                        x.tangent[c - dirs.start] = 1.0;
+                        x.tangent[c - dirs.start] = one;
                     }
                 }
             }
             Seed::Matrix(v) => {
                 for (j, x) in xs.iter_mut().enumerate() {
-                    for (l, c) in dirs.clone().enumerate() {
-                        x.tangent[l] = v[(j, c)];
+                    x.tangent = [0.0; N];
+                    if on {
+                        for (l, c) in dirs.clone().enumerate() {
+                            x.tangent[l] = v[(j, c)];
+                        }
                     }
                 }
             }
         }
     }
 
-    /// Undoes [`set`](Seed::set): every tangent of the inputs is zero again.
-    pub fn clear<const N: usize>(&self, xs: &mut [DualVec<f64, N>], dirs: &Range<usize>) {
+    /// The adjoint seeds of directions `dirs` (at most Q of them) for the outputs `ys` of a
+    /// reverse product `Wᵀ·J`: each output with a nonzero seed, its lanes `0..dirs.len()`.
+    pub fn adjoints<const Q: usize>(
+        &self,
+        ys: &[Var],
+        dirs: &Range<usize>,
+    ) -> Vec<(Var, [f64; Q])> {
+        let unit = |l: usize| {
+            let mut e = [0.0; Q];
+            e[l] = 1.0;
+            e
+        };
         match self {
-            Seed::Identity => {
-                for (l, j) in dirs.clone().enumerate() {
-                    xs[j].tangent[l] = 0.0;
-                }
-            }
-            Seed::Colours(c) => {
-                for (x, &c) in xs.iter_mut().zip(&c.colours) {
-                    if dirs.contains(&c) {
-                        x.tangent[c - dirs.start] = 0.0;
+            Seed::Identity => dirs
+                .clone()
+                .enumerate()
+                .map(|(l, i)| (ys[i], unit(l)))
+                .collect(),
+            Seed::Colours(c) => ys
+                .iter()
+                .zip(&c.colours)
+                .filter(|(_, c)| dirs.contains(c))
+                .map(|(&y, &c)| (y, unit(c - dirs.start)))
+                .collect(),
+            Seed::Matrix(w) => ys
+                .iter()
+                .enumerate()
+                .map(|(i, &y)| {
+                    let mut e = [0.0; Q];
+                    for (l, c) in dirs.clone().enumerate() {
+                        e[l] = w[(i, c)];
                     }
-                }
-            }
-            Seed::Matrix(_) => {
-                for x in xs.iter_mut() {
-                    x.tangent = [0.0; N];
-                }
-            }
+                    (y, e)
+                })
+                .collect(),
         }
     }
 }
@@ -140,9 +173,9 @@ pub(crate) fn sweep<const N: usize, F: Function>(
 ) -> (Range<usize>, Vec<DualVec<f64, N>>) {
     let k = seed.directions(xs.len());
     let dirs = s * N..((s + 1) * N).min(k);
-    seed.set(xs, &dirs);
+    seed.write(xs, &dirs, true);
     let ys = f.eval(xs);
-    seed.clear(xs, &dirs);
+    seed.write(xs, &dirs, false);
     (dirs, ys)
 }
 
@@ -171,11 +204,5 @@ impl Inputs {
         xs.clear();
         xs.extend(x.iter().map(|&v| DualVec::from(v)));
         xs
-    }
-}
-
-impl std::fmt::Debug for Inputs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Inputs")
     }
 }

@@ -76,21 +76,9 @@ fn length_changed(expected: usize, found: usize, during: String) -> Error {
     }
 }
 
-/// Lanes of the Hessian drivers' duals for n inputs, and adjoints of vector reverse sweeps for
-/// n outputs: the narrowest of 1, 2, 4, 8 that covers n, else 8. (Forward Jacobians take
-/// [`lanes_for`](lanes::lanes_for), which also has 3; these compile one instance fewer.)
-pub(crate) fn chunk_lanes(n: usize) -> usize {
-    match n {
-        1 => 1,
-        2 => 2,
-        3..=4 => 4,
-        _ => 8,
-    }
-}
-
-/// Adjoints per reverse sweep for m outputs: [`chunk_lanes`].
+/// Adjoints per reverse sweep for m outputs: [`chunk_lanes`](lanes::chunk_lanes).
 pub(crate) fn reverse_lanes(m: usize) -> usize {
-    chunk_lanes(m.max(1))
+    lanes::chunk_lanes(m.max(1))
 }
 
 /// The full Jacobian by forward sweeps ([`lanes_for`](crate::lanes::lanes_for) lanes each).
@@ -304,28 +292,7 @@ fn reverse_sweep<const Q: usize>(
 ) -> (Range<usize>, Vec<[f64; Q]>) {
     let k = seed.directions(ys.len());
     let dirs = b * Q..((b + 1) * Q).min(k);
-    let seeds: Vec<(Var, [f64; Q])> = match seed {
-        Seed::Matrix(w) => ys
-            .iter()
-            .enumerate()
-            .map(|(i, &y)| {
-                let mut e = [0.0; Q];
-                for (l, c) in dirs.clone().enumerate() {
-                    e[l] = w[(i, c)];
-                }
-                (y, e)
-            })
-            .collect(),
-        _ => dirs
-            .clone()
-            .enumerate()
-            .map(|(l, i)| {
-                let mut e = [0.0; Q];
-                e[l] = 1.0;
-                (ys[i], e)
-            })
-            .collect(),
-    };
+    let seeds = seed.adjoints::<Q>(ys, &dirs);
     rec.sweep_vec_into(&seeds, adj);
     (dirs, xs.iter().map(|&x| adj.wrt(x)).collect())
 }

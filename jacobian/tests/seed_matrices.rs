@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Program, central, program, rel_close};
+use common::{central, program, rel_close};
 use jacobian::{Function, Mode, Op, PreparedJacobian, jacobian_with};
 use nalgebra::DMatrix;
 use proptest::prelude::*;
@@ -170,10 +170,4 @@ fn exact_values_and_errors() {
     assert!(p.jacobian_into(&[1.0], &mut j).is_err());
     p.jacobian_into(&[2.0, 5.0], &mut j).unwrap();
     assert_eq!(j.matrix.as_slice(), &[5.0, 1.0, 2.0, 1.0]);
-}
-
-/// A program's outputs, with the type checked: `Program` is a `Function + Sync + Clone`.
-#[allow(dead_code)]
-fn is_function(p: Program) -> impl Function + Sync + Clone {
-    p
 }

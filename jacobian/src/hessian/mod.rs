@@ -10,7 +10,7 @@ mod products;
 pub use plan::{HessianPlan, Pair, PairEstimate, estimate_hessian, hessian_cost};
 pub use products::{Hvp, SecondDirectional, hvp, hvp_many, second_directional};
 
-use crate::sweeps::chunk_lanes;
+use crate::lanes::chunk_lanes;
 use nalgebra::DMatrix;
 use pairs::Parts;
 use shared_ops::{Error, Function};

@@ -127,7 +127,7 @@ impl PairEstimate {
 /// The Hessian cost model (see [`hessian_cost`] for the constants and the unit).
 pub fn estimate_hessian(n: usize, tape: &reverse::TapeStats) -> PairEstimate {
     use hessian_cost::*;
-    let c = n.div_ceil(crate::sweeps::chunk_lanes(n)) as f64;
+    let c = n.div_ceil(crate::lanes::chunk_lanes(n)) as f64;
     let (k, e, u) = (tape.nodes as f64, tape.edges as f64, tape.unit_edges as f64);
     let chunk = FOR_NODE * k + FOR_EDGE * e + FOR_UNIT * u;
     let outer = ROR_PER_NODE * k + ROR_PER_EDGE * e + ROR_PER_UNIT * u;

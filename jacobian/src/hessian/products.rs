@@ -3,7 +3,7 @@
 
 use super::check_scalar;
 use super::pairs::{dual_sweep, scalar};
-use crate::sweeps::chunk_lanes;
+use crate::lanes::chunk_lanes;
 use forward::{Dual, DualVec};
 use nalgebra::DMatrix;
 use reverse::Tape;

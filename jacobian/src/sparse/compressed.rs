@@ -122,17 +122,9 @@ fn reverse_lanes<const Q: usize>(
     out.b.clear();
     out.b.resize(n * k, 0.0);
     let mut adj = AdjointsVec::default();
-    let mut seeds = Vec::new();
     for s in 0..sweeps {
         let lanes = s * Q..((s + 1) * Q).min(k);
-        seeds.clear();
-        for (&y, &c) in ys.iter().zip(&colours.colours) {
-            if lanes.contains(&c) {
-                let mut e = [0.0; Q];
-                e[c - lanes.start] = 1.0;
-                seeds.push((y, e));
-            }
-        }
+        let seeds = Seed::Colours(colours).adjoints::<Q>(ys, &lanes);
         rec.sweep_vec_into(&seeds, &mut adj);
         for (j, &x) in xs.iter().enumerate() {
             let a = adj.wrt(x);
@@ -185,9 +177,9 @@ fn hessian_lanes<const N: usize, F: Function>(
     let seed = Seed::Colours(colours);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        seed.set(xs, &lanes);
+        seed.write(xs, &lanes, true);
         let (value, adjoints, _) = dual_sweep(f, xs)?;
-        seed.clear(xs, &lanes);
+        seed.write(xs, &lanes, false);
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {
             out.value = vec![value];

@@ -158,8 +158,7 @@ pub fn release_memory() -> usize {
 /// --bench first_call`, a Rosenbrock gradient of n = 10⁵, one thread): with the kept buffers
 /// released a call took 6.67 ms, 1.80× a later call (3.71 ms); released and then warmed up,
 /// 3.85 ms (1.04×). The buffers stay within the [spare limit](spare_limit);
-/// [`TapeStats::nodes`](crate::TapeStats) of an earlier
-/// recording is a good hint.
+/// [`TapeStats::nodes`](crate::TapeStats) of an earlier recording is a good hint.
 ///
 /// ```
 /// reverse::release_memory();
