@@ -78,6 +78,11 @@ impl<T: Op> Op for Dual<T> {
     fn value(&self) -> f64 {
         self.primal.value()
     }
+    /// Zero in primal *and* tangent.
+    #[inline(always)]
+    fn is_structural_zero(&self) -> bool {
+        self.primal.is_structural_zero() && self.tangent.is_structural_zero()
+    }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
@@ -107,16 +112,19 @@ impl<T: Op> Dual<T> {
 }
 
 shared_ops::impl_float_via_rules!(impl [T: Op] for Dual<T>, inner T, primal |s| s.primal);
+#[cfg(feature = "nalgebra")]
+shared_ops::impl_real_field!(impl [T: Op] for Dual<T>);
 
 impl<T: Op> Zero for Dual<T> {
     #[inline(always)]
     fn zero() -> Self {
         Dual::from(T::zero())
     }
-    /// Structural: zero in primal *and* tangent.
+    /// The primal is zero, as for the `f64` it replaces (structural zero is
+    /// [`Op::is_structural_zero`]).
     #[inline(always)]
     fn is_zero(&self) -> bool {
-        self.primal.is_zero() && self.tangent.is_zero()
+        self.primal.is_zero()
     }
 }
 

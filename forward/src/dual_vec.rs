@@ -88,6 +88,11 @@ impl<T: Op, const N: usize> Op for DualVec<T, N> {
     fn value(&self) -> f64 {
         self.primal.value()
     }
+    /// Zero in the primal and in every tangent.
+    #[inline(always)]
+    fn is_structural_zero(&self) -> bool {
+        self.primal.is_structural_zero() && self.tangent.iter().all(Op::is_structural_zero)
+    }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
@@ -115,16 +120,19 @@ impl<T: Op, const N: usize> DualVec<T, N> {
 shared_ops::impl_float_via_rules!(
     impl [T: Op, const N: usize] for DualVec<T, N>, inner T, primal |s| s.primal
 );
+#[cfg(feature = "nalgebra")]
+shared_ops::impl_real_field!(impl [T: Op, const N: usize] for DualVec<T, N>);
 
 impl<T: Op, const N: usize> Zero for DualVec<T, N> {
     #[inline(always)]
     fn zero() -> Self {
         DualVec::from(T::zero())
     }
-    /// Structural: zero in the primal and in every tangent.
+    /// The primal is zero, as for the `f64` it replaces (structural zero is
+    /// [`Op::is_structural_zero`]).
     #[inline(always)]
     fn is_zero(&self) -> bool {
-        self.primal.is_zero() && self.tangent.iter().all(Zero::is_zero)
+        self.primal.is_zero()
     }
 }
 

@@ -57,6 +57,8 @@ mod taylor;
 pub use drivers::{derivative, gradient, jacobian, jvp, taylor};
 pub use dual::Dual;
 pub use dual_vec::DualVec;
+#[cfg(feature = "nalgebra")]
+pub use shared_ops::Real;
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
 pub use taylor::Taylor;
@@ -98,9 +100,9 @@ fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
     let mut sum = scale(partials[0], tangents[0]);
     for (&p, &t) in partials[1..].iter().zip(&tangents[1..]) {
         let term = scale(p, t);
-        sum = if T::SPARSE_TANGENTS && term.is_zero() {
+        sum = if T::SPARSE_TANGENTS && term.is_structural_zero() {
             sum
-        } else if T::SPARSE_TANGENTS && sum.is_zero() {
+        } else if T::SPARSE_TANGENTS && sum.is_structural_zero() {
             term
         } else {
             sum + term
@@ -114,11 +116,11 @@ fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
 /// as it is, without the product (a tape variable would record it).
 #[inline(always)]
 fn scale<T: Op>(partial: T, tangent: T) -> T {
-    if T::SPARSE_TANGENTS && tangent.is_zero() {
+    if T::SPARSE_TANGENTS && tangent.is_structural_zero() {
         return tangent;
     }
     let product = partial * tangent;
-    if (partial.is_zero() || tangent.is_zero()) && product.has_nan() {
+    if (partial.is_structural_zero() || tangent.is_structural_zero()) && product.has_nan() {
         T::zero()
     } else {
         product

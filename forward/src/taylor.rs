@@ -13,8 +13,8 @@ use shared_ops::{Binary, Op, Unary, rules, series};
 ///
 /// Generic over any [`Op`] (so it nests) and an `Op` itself; the coefficients sit in a fixed
 /// array, so no operation allocates. Comparisons (`<`, `==`, `max`'s branch) look at `c[0]` only,
-/// like the `f64` code it replaces; [`is_zero`](Zero::is_zero) is structural (every coefficient
-/// zero).
+/// like the `f64` code it replaces, and so does [`is_zero`](Zero::is_zero); the structural zero
+/// of the rule table's convention is every coefficient zero ([`Op::is_structural_zero`]).
 ///
 /// ```
 /// use forward::{Float, Taylor};
@@ -141,6 +141,11 @@ impl<T: Op, const N: usize> Op for Taylor<T, N> {
     fn value(&self) -> f64 {
         self.c[0].value()
     }
+    /// Every coefficient is zero.
+    #[inline(always)]
+    fn is_structural_zero(&self) -> bool {
+        self.c.iter().all(Op::is_structural_zero)
+    }
     #[inline(always)]
     fn has_nan(&self) -> bool {
         self.c.iter().any(Op::has_nan)
@@ -183,16 +188,19 @@ impl<T: Op, const N: usize> Taylor<T, N> {
 shared_ops::impl_float_via_rules!(
     impl [T: Op, const N: usize] for Taylor<T, N>, inner T, primal |s| s.c[0]
 );
+#[cfg(feature = "nalgebra")]
+shared_ops::impl_real_field!(impl [T: Op, const N: usize] for Taylor<T, N>);
 
 impl<T: Op, const N: usize> Zero for Taylor<T, N> {
     #[inline(always)]
     fn zero() -> Self {
         Taylor::from(T::zero())
     }
-    /// Structural: every coefficient is zero.
+    /// The value `c[0]` is zero, as for the `f64` it replaces (structural zero, every
+    /// coefficient, is [`Op::is_structural_zero`]).
     #[inline(always)]
     fn is_zero(&self) -> bool {
-        self.c.iter().all(Zero::is_zero)
+        self.c[0].is_zero()
     }
 }
 

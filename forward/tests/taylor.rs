@@ -365,11 +365,13 @@ fn the_number_type_itself() {
     assert_eq!(Taylor::<f64, 3>::from(2.0).c, [2.0, 0.0, 0.0]);
     assert_eq!(<Taylor<f64, 3> as Op>::constant(2.0).c, [2.0, 0.0, 0.0]);
     assert_eq!(Taylor::<f64, 1>::variable(2.0, 1.0).c, [2.0]);
-    // Comparisons read c[0]; zero is structural.
+    // Comparisons and `is_zero` read c[0]; a structural zero is zero in every coefficient.
     let y = Taylor::new([1.0_f64, -7.0, 0.0]);
     assert!(x == y && x <= y && y <= x);
-    assert!(!Taylor::new([0.0_f64, 1.0, 0.0]).is_zero());
-    assert!(Taylor::new([0.0_f64, 0.0, 0.0]).is_zero());
+    assert!(!Taylor::new([0.0_f64, 1.0, 0.0]).is_structural_zero());
+    assert!(Taylor::new([0.0_f64, 0.0, 0.0]).is_structural_zero());
+    assert!(Taylor::new([0.0_f64, 1.0, 0.0]).is_zero());
+    assert!(!Taylor::new([1e-300_f64, 0.0, 0.0]).is_zero());
     assert_eq!(x.value(), 1.0);
     // A sum of series is the series of the sum.
     let s: Taylor<f64, 3> = [x, y, x].iter().sum();

@@ -49,7 +49,7 @@ pub use plan::{Estimate, Mode, Plan, cost, estimate};
 pub use prepared::{PreparedGradient, PreparedJacobian, Replay};
 #[allow(unused_imports)]
 pub use report::*;
-pub use shared_ops::{Error, Function, Op};
+pub use shared_ops::{Error, Function, Op, Real};
 pub use transforms::{Grad, JacFwd, JacRev, Jvp, Vjp};
 
 use nalgebra::DMatrix;

@@ -302,8 +302,9 @@ fn powf_mixed_second_derivative_at_zero_exponent() {
 /// Cause: in a sweep of a `Tape<Var<f64>>` (reverse/src/sweep/kernel.rs, `scalar`), the edge of
 /// the constant-zero partial multiplies a *recorded* adjoint (here x, a `Var` of the outer
 /// tape): `Var::constant(0) * a` records a node of value 0 that is not a structural zero
-/// (`Var::is_zero` is true for constants only). The ∛ node's adjoint is then that recorded 0,
-/// which passes the `!a.is_zero()` test, and `∞ · 0` = NaN is added to x's adjoint.
+/// (`Var::is_structural_zero` is true for constants only). The ∛ node's adjoint is then that
+/// recorded 0, which passes the `!a.is_structural_zero()` test, and `∞ · 0` = NaN is added to
+/// x's adjoint.
 #[test]
 fn rr_structural_zero_behind_a_constant_zero_partial() {
     fn f<T: Op>(x: T) -> T {

@@ -107,6 +107,8 @@ mod var;
 pub use checkpoint::{Recurrence, checkpointed_gradient};
 pub use drivers::{gradient, jacobian, vjp};
 pub use replay::{GuardFailure, ReplayError};
+#[cfg(feature = "nalgebra")]
+pub use shared_ops::Real;
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
 pub use sweep::{Adjoints, AdjointsVec};

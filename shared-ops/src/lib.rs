@@ -17,6 +17,9 @@
 //! * [`series`]: the Taylor-coefficient recurrences those rows call, O(N²) per operation for N
 //!   coefficients (Taylor mode, `forward::Taylor`).
 //! * [`Function`]: a vector function `Rⁿ → Rᵐ` written once and run in any mode.
+//! * [`real`] (feature `nalgebra`, on by default): nalgebra's `RealField` for every AD number,
+//!   and [`Real<T>`] to reach it from code generic over `T: Op`, so that norms, inverses and
+//!   decompositions differentiate.
 //! * [`Error`]: what the drivers return when the input is wrong.
 //!
 //! # Writing a function once
@@ -61,18 +64,22 @@
 //! let y: f64 = 0.0_f64.apply1(Sigmoid);
 //! assert_eq!(y, 0.5);
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod error;
 mod float_impl;
 mod function;
+#[cfg(feature = "nalgebra")]
+pub mod real;
 pub mod rules;
 pub mod series;
 
 pub use error::Error;
 pub use function::Function;
 pub use num_traits;
+#[cfg(feature = "nalgebra")]
+pub use real::Real;
 pub use rules::{Binary, OpCode, Unary};
 
 use core::fmt::{Debug, Display};
@@ -84,9 +91,11 @@ use num_traits::{Float, NumAssign};
 /// Write `fn f<T: Op>(x: &[T]) -> Vec<T>` once; call it with `f64` for the value, with
 /// `forward::Dual<f64>` for a tangent, with `reverse::Var` to record a tape.
 ///
-/// Implementors must keep [`num_traits::Zero::is_zero`] *structural*: it is true only for a value
-/// that is exactly zero in every component and does not depend on any input. Forward mode relies
-/// on it: a zero tangent times an infinite or NaN partial contributes nothing (see [`rules`]).
+/// Zero has two meanings here, kept apart. [`num_traits::Zero::is_zero`] answers as it does for
+/// `f64`: is the primal value zero? That is what user code and nalgebra branch on (a decision,
+/// kept as a branch guard on a replayable tape). [`Op::is_structural_zero`] is the AD notion:
+/// zero in every component and independent of every input, so that a product with it can be
+/// skipped (see [`rules`]). Every number is `Send + Sync`, as a nalgebra scalar must be.
 ///
 /// ```
 /// use shared_ops::Op;
@@ -97,12 +106,28 @@ use num_traits::{Float, NumAssign};
 /// assert_eq!(f(0.0_f64), 0.0);
 /// assert_eq!(f(1.5_f32).value(), f(1.5_f32) as f64);
 /// ```
-pub trait Op: Float + NumAssign + Sum + Product + Debug + Display + Default + 'static {
+pub trait Op:
+    Float + NumAssign + Sum + Product + Debug + Display + Default + Send + Sync + 'static
+{
     /// Lifts an `f64` constant (its derivative is zero in every mode).
     fn constant(c: f64) -> Self;
 
     /// The innermost `f64` value (the primal), whatever the nesting.
     fn value(&self) -> f64;
+
+    /// True only for a number that is exactly zero in every component (value and every
+    /// derivative it carries) and does not depend on any input: a constant zero, an unseeded
+    /// tangent, an adjoint that nothing has reached. The structural-zero convention of
+    /// [`rules`] skips products with it, so `0 · ∞` contributes nothing, and a tape never
+    /// records such a product. For `f32` and `f64` it is `== 0`; a tape variable of value 0 is
+    /// not one (its derivatives live on the tape), nor a dual whose tangent is not zero.
+    ///
+    /// ```
+    /// use shared_ops::Op;
+    /// assert!(0.0_f64.is_structural_zero() && (-0.0_f64).is_structural_zero());
+    /// assert!(!1e-300_f64.is_structural_zero());
+    /// ```
+    fn is_structural_zero(&self) -> bool;
 
     /// Applies a one-argument derivative rule: the value of `rule` at `self`, carrying the
     /// derivative in whatever way this number type carries it.
@@ -112,7 +137,7 @@ pub trait Op: Float + NumAssign + Sum + Product + Debug + Display + Default + 's
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self;
 
     /// Whether forward-mode numbers built on this type skip tangents that are structural zeros
-    /// ([`num_traits::Zero::is_zero`]) instead of multiplying and adding them. That changes no
+    /// ([`Op::is_structural_zero`]) instead of multiplying and adding them. That changes no
     /// value (a zero tangent contributes exactly zero by the convention of [`rules`]), only the
     /// sign of a zero tangent and the work: `true` (the default) for numbers whose arithmetic
     /// is recorded or costly, such as tape variables, which would otherwise record every zero
@@ -195,6 +220,10 @@ macro_rules! plain_float {
             #[inline(always)]
             fn value(&self) -> f64 {
                 *self as f64
+            }
+            #[inline(always)]
+            fn is_structural_zero(&self) -> bool {
+                *self == 0.0
             }
             #[inline(always)]
             fn apply1<R: Unary>(self, rule: R) -> Self {

@@ -32,7 +32,7 @@ use crate::Op;
 /// rules, so `0·∞` contributes nothing.
 #[inline(always)]
 pub(crate) fn prod<T: Op>(a: T, b: T) -> T {
-    if a.is_zero() || b.is_zero() {
+    if a.is_structural_zero() || b.is_structural_zero() {
         T::zero()
     } else {
         a * b
@@ -64,7 +64,7 @@ pub fn constant<T: Op, const N: usize>(c: T) -> [T; N] {
 /// ```
 #[inline]
 pub fn is_constant<T: Op, const N: usize>(x: &[T; N]) -> bool {
-    x.iter().skip(1).all(|v| v.is_zero())
+    x.iter().skip(1).all(Op::is_structural_zero)
 }
 
 /// Coefficient `m` of `y²`, from `y₀..y_m`: `Σ_{i=0..m} y_i·y_{m−i}`, each pair once.

@@ -230,6 +230,10 @@ impl Op for Tracer {
         self.value
     }
 
+    fn is_structural_zero(&self) -> bool {
+        self.is_input_free() && self.value == 0.0
+    }
+
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let value = rule.eval(self.value).0;
         if self.is_input_free() {
@@ -279,8 +283,12 @@ impl Zero for Tracer {
     fn zero() -> Self {
         Tracer::from(0.0)
     }
+    /// A test of the value: refused in global detection unless the tracer reads no input.
     fn is_zero(&self) -> bool {
-        self.is_input_free() && self.value == 0.0
+        if !self.is_input_free() {
+            with(|arena| arena.refuse(|| "a test of a value (is_zero)".into()));
+        }
+        self.value == 0.0
     }
 }
 

@@ -24,13 +24,14 @@ pub(crate) enum Kind {
     Compare { a: u32, b: u32 },
     /// The piece taken by the rule of a node.
     Piece { node: u32 },
-    /// A test of `Float` (`is_nan`, `is_sign_negative`, …) on an operand.
+    /// A test of `Float` (`is_nan`, `is_sign_negative`, …) or `Zero::is_zero` on an operand.
     Test { a: u32, test: Test },
 }
 
-/// The tests of `Float` on one number.
+/// The tests of `Float` on one number, and `Zero::is_zero`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Test {
+    Zero,
     Nan,
     Infinite,
     Finite,
@@ -44,6 +45,7 @@ impl Test {
     /// The test of the method `name`.
     pub fn named(name: &str) -> Option<Test> {
         Some(match name {
+            "is_zero" => Test::Zero,
             "is_nan" => Test::Nan,
             "is_infinite" => Test::Infinite,
             "is_finite" => Test::Finite,
@@ -57,6 +59,7 @@ impl Test {
 
     fn name(self) -> &'static str {
         match self {
+            Test::Zero => "is_zero",
             Test::Nan => "is_nan",
             Test::Infinite => "is_infinite",
             Test::Finite => "is_finite",
@@ -70,6 +73,7 @@ impl Test {
     /// The test on a primal value (what the `Float` methods of every AD number test).
     fn of(self, x: f64) -> bool {
         match self {
+            Test::Zero => x == 0.0,
             Test::Nan => x.is_nan(),
             Test::Infinite => x.is_infinite(),
             Test::Finite => x.is_finite(),

@@ -79,7 +79,7 @@ fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
     let (parent, partial, unit) = (d.parents(), d.partials(), d.units());
     for (i, edges) in d.walk_back(adj.len()) {
         let a = adj[i];
-        if a.is_zero() {
+        if a.is_structural_zero() {
             continue;
         }
         match edges {
@@ -88,7 +88,7 @@ fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
                 // of `Var`s the product would be a recorded zero that the next node could not
                 // tell from a structural one.
                 for (&p, &w) in parent[lo..hi].iter().zip(&partial[lo..hi]) {
-                    if !w.is_zero() {
+                    if !w.is_structural_zero() {
                         adj[p as usize] += w * a;
                     }
                 }
@@ -112,13 +112,13 @@ pub(crate) fn lanes<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut [[T; Q]]) 
     let (parent, partial, unit) = (d.parents(), d.partials(), d.units());
     for (i, edges) in d.walk_back(adj.len()) {
         let a = adj[i];
-        if a.iter().all(T::is_zero) {
+        if a.iter().all(T::is_structural_zero) {
             continue;
         }
         match edges {
             Edges::Weighted(lo, hi) => {
                 for (&p, &w) in parent[lo..hi].iter().zip(&partial[lo..hi]) {
-                    if w.is_zero() {
+                    if w.is_structural_zero() {
                         continue;
                     }
                     let t = &mut adj[p as usize];
@@ -130,7 +130,7 @@ pub(crate) fn lanes<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut [[T; Q]]) 
                         }
                     } else {
                         for (t, &a) in t.iter_mut().zip(&a) {
-                            if !a.is_zero() {
+                            if !a.is_structural_zero() {
                                 *t += w * a;
                             }
                         }

@@ -446,10 +446,10 @@ impl<T: shared_ops::Op> Append<T> for Selecting<T> {
     fn append(self, d: &mut TapeData<T>) -> (u32, Kept) {
         let Selecting([a, b], [da, db]) = self;
         if !d.traced {
-            if da.is_zero() {
+            if da.is_structural_zero() {
                 return (d.weighted([b], [db]), Kept::Second);
             }
-            if db.is_zero() {
+            if db.is_structural_zero() {
                 return (d.weighted([a], [da]), Kept::First);
             }
         }

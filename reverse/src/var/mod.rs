@@ -271,6 +271,11 @@ impl<T: Op> Op for Var<T> {
     fn value(&self) -> f64 {
         self.value.value()
     }
+    /// Only a constant zero: a recorded variable of value 0 still has an adjoint.
+    #[inline(always)]
+    fn is_structural_zero(&self) -> bool {
+        self.is_constant() && self.value.is_structural_zero()
+    }
     /// The recorded value's: the derivatives of a variable live on its tape.
     #[inline(always)]
     fn has_nan(&self) -> bool {
@@ -428,16 +433,19 @@ shared_ops::impl_float_via_rules!(
     compare |a, b| a.compare(b),
     test |x, name, result| x.test(name, result)
 );
+#[cfg(feature = "nalgebra")]
+shared_ops::impl_real_field!(impl [T: Op] for Var<T>);
 
 impl<T: Op> Zero for Var<T> {
     #[inline(always)]
     fn zero() -> Self {
         Var::constant(T::zero())
     }
-    /// Structural: only a constant zero, never a recorded variable whose value is 0.
+    /// The value is zero, as for the `f64` it replaces: a decision, kept as a branch guard on
+    /// a replayable tape (structural zero is [`Op::is_structural_zero`]).
     #[inline(always)]
     fn is_zero(&self) -> bool {
-        self.is_constant() && self.value.is_zero()
+        self.test("is_zero", self.value.is_zero())
     }
 }
 

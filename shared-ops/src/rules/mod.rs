@@ -75,7 +75,9 @@
 //! constant (zero tangent; not even on the tape in reverse mode), an input that is not being
 //! seeded, an output that does not depend on a node (zero adjoint) and a zero partial all
 //! contribute nothing, and forward and reverse agree at these points too. Taylor mode applies it
-//! to every coefficient product of its recurrences.
+//! to every coefficient product of its recurrences. "Zero" here is structural
+//! ([`Op::is_structural_zero`]): a tape variable whose value happens to be 0 still carries
+//! derivatives, and is multiplied like any other.
 //!
 //! # Writing a rule
 //!

@@ -1,0 +1,272 @@
+//! The nalgebra traits of the AD number types, each method forwarded to [`Real`](super::Real),
+//! where the one implementation lives.
+
+/// `fn m(self) -> Self` by `T`'s `Float` method of the same name.
+macro_rules! float_methods {
+    ($($m:ident)*) => {$(
+        #[inline]
+        fn $m(self) -> Self {
+            Real(::num_traits::Float::$m(self.0))
+        }
+    )*};
+}
+pub(super) use float_methods;
+
+/// `fn m(self, other: Self) -> Self` by `T`'s `Float` method of the same name.
+macro_rules! float_binary_methods {
+    ($($m:ident)*) => {$(
+        #[inline]
+        fn $m(self, other: Self) -> Self {
+            Real(::num_traits::Float::$m(self.0, other.0))
+        }
+    )*};
+}
+pub(super) use float_binary_methods;
+
+/// Mathematical constants, lifted from `f64`'s.
+macro_rules! constants {
+    ($($m:ident $c:ident),*) => {$(
+        #[inline]
+        fn $m() -> Self {
+            Real(T::constant(::core::f64::consts::$c))
+        }
+    )*};
+}
+pub(super) use constants;
+
+/// Implements nalgebra's scalar traits (`RealField`, `ComplexField`, `Field`, `SimdValue`,
+/// `SubsetOf`, `Signed`, `FromPrimitive`, approx's comparisons) for an AD number type that is
+/// an [`Op`](crate::Op), every method by [`Real<Self>`](crate::Real)'s.
+///
+/// It exists because the orphan rule lets only the crate of a type implement simba's traits for
+/// it: `forward` calls it for its duals and Taylor numbers, `reverse` for `Var`. Arguments: the
+/// impl generics and the type.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_real_field {
+    (impl [$($gen:tt)*] for $ty:ty) => {
+        const _: () = {
+            use $crate::Real as R;
+            use $crate::real::private::approx::{AbsDiffEq, RelativeEq, UlpsEq};
+            use $crate::real::private::simba::scalar::{ComplexField, RealField, SubsetOf};
+            use $crate::num_traits::{FromPrimitive, Signed};
+
+            impl<$($gen)*> Signed for $ty {
+                #[inline]
+                fn abs(&self) -> Self {
+                    Signed::abs(&R(*self)).0
+                }
+                #[allow(deprecated)]
+                fn abs_sub(&self, other: &Self) -> Self {
+                    Signed::abs_sub(&R(*self), &R(*other)).0
+                }
+                #[inline]
+                fn signum(&self) -> Self {
+                    Signed::signum(&R(*self)).0
+                }
+                #[inline]
+                fn is_positive(&self) -> bool {
+                    Signed::is_positive(&R(*self))
+                }
+                #[inline]
+                fn is_negative(&self) -> bool {
+                    Signed::is_negative(&R(*self))
+                }
+            }
+
+            impl<$($gen)*> FromPrimitive for $ty {
+                fn from_i64(n: i64) -> Option<Self> {
+                    R::<Self>::from_i64(n).map(|r| r.0)
+                }
+                fn from_u64(n: u64) -> Option<Self> {
+                    R::<Self>::from_u64(n).map(|r| r.0)
+                }
+                fn from_f32(n: f32) -> Option<Self> {
+                    R::<Self>::from_f32(n).map(|r| r.0)
+                }
+                fn from_f64(n: f64) -> Option<Self> {
+                    R::<Self>::from_f64(n).map(|r| r.0)
+                }
+            }
+
+            $crate::impl_real_field!(@scalar [$($gen)*] $ty);
+            $crate::impl_real_field!(@float_subset [$($gen)*] $ty, f32);
+            $crate::impl_real_field!(@float_subset [$($gen)*] $ty, f64);
+
+            impl<$($gen)*> AbsDiffEq for $ty {
+                type Epsilon = Self;
+                fn default_epsilon() -> Self {
+                    R::<Self>::default_epsilon().0
+                }
+                fn abs_diff_eq(&self, other: &Self, epsilon: Self) -> bool {
+                    R(*self).abs_diff_eq(&R(*other), R(epsilon))
+                }
+            }
+            impl<$($gen)*> RelativeEq for $ty {
+                fn default_max_relative() -> Self {
+                    R::<Self>::default_max_relative().0
+                }
+                fn relative_eq(&self, other: &Self, epsilon: Self, max_relative: Self) -> bool {
+                    R(*self).relative_eq(&R(*other), R(epsilon), R(max_relative))
+                }
+            }
+            impl<$($gen)*> UlpsEq for $ty {
+                fn default_max_ulps() -> u32 {
+                    R::<Self>::default_max_ulps()
+                }
+                fn ulps_eq(&self, other: &Self, epsilon: Self, max_ulps: u32) -> bool {
+                    R(*self).ulps_eq(&R(*other), R(epsilon), max_ulps)
+                }
+            }
+
+            impl<$($gen)*> ComplexField for $ty {
+                type RealField = Self;
+                #[inline(always)]
+                fn from_real(re: Self) -> Self {
+                    re
+                }
+                $crate::impl_real_field!(@unary ComplexField: real imaginary modulus
+                    modulus_squared argument norm1 signum floor ceil round trunc fract abs
+                    recip conjugate sin cos tan asin acos atan sinh cosh tanh asinh acosh
+                    atanh sinc sinhc cosc coshc log2 log10 ln ln_1p sqrt exp exp2 exp_m1
+                    cbrt);
+                $crate::impl_real_field!(@binary ComplexField: scale unscale hypot log powf
+                    powc);
+                $crate::impl_real_field!(@pair to_polar to_exp sin_cos sinh_cosh);
+                #[inline]
+                fn mul_add(self, a: Self, b: Self) -> Self {
+                    ComplexField::mul_add(R(self), R(a), R(b)).0
+                }
+                #[inline]
+                fn powi(self, n: i32) -> Self {
+                    ComplexField::powi(R(self), n).0
+                }
+                #[inline]
+                fn is_finite(&self) -> bool {
+                    ComplexField::is_finite(&R(*self))
+                }
+                fn try_sqrt(self) -> Option<Self> {
+                    ComplexField::try_sqrt(R(self)).map(|r| r.0)
+                }
+            }
+
+            impl<$($gen)*> RealField for $ty {
+                #[inline]
+                fn is_sign_positive(&self) -> bool {
+                    RealField::is_sign_positive(&R(*self))
+                }
+                #[inline]
+                fn is_sign_negative(&self) -> bool {
+                    RealField::is_sign_negative(&R(*self))
+                }
+                $crate::impl_real_field!(@binary RealField: copysign max min atan2);
+                #[inline]
+                fn clamp(self, min: Self, max: Self) -> Self {
+                    RealField::clamp(R(self), R(min), R(max)).0
+                }
+                fn min_value() -> Option<Self> {
+                    <R<Self> as RealField>::min_value().map(|r| r.0)
+                }
+                fn max_value() -> Option<Self> {
+                    <R<Self> as RealField>::max_value().map(|r| r.0)
+                }
+                $crate::impl_real_field!(@constant pi two_pi frac_pi_2 frac_pi_3 frac_pi_4
+                    frac_pi_6 frac_pi_8 frac_1_pi frac_2_pi frac_2_sqrt_pi e log2_e log10_e
+                    ln_2 ln_10);
+            }
+        };
+    };
+
+    // What every scalar type implements alike (`Real<T>` too): one SIMD lane, a field, a subset
+    // of itself. `SimdValue` declares two methods `unsafe`; their bodies do nothing unsafe.
+    (@scalar [$($gen:tt)*] $ty:ty) => {
+        impl<$($gen)*> $crate::real::private::simba::simd::SimdValue for $ty {
+            const LANES: usize = 1;
+            type Element = Self;
+            type SimdBool = bool;
+            #[inline(always)]
+            fn splat(val: Self) -> Self {
+                val
+            }
+            #[inline(always)]
+            fn extract(&self, _: usize) -> Self {
+                *self
+            }
+            #[inline(always)]
+            unsafe fn extract_unchecked(&self, _: usize) -> Self {
+                *self
+            }
+            #[inline(always)]
+            fn replace(&mut self, _: usize, val: Self) {
+                *self = val
+            }
+            #[inline(always)]
+            unsafe fn replace_unchecked(&mut self, _: usize, val: Self) {
+                *self = val
+            }
+            #[inline(always)]
+            fn select(self, cond: bool, other: Self) -> Self {
+                if cond { self } else { other }
+            }
+        }
+
+        impl<$($gen)*> $crate::real::private::simba::scalar::Field for $ty {}
+
+        impl<$($gen)*> $crate::real::private::simba::scalar::SubsetOf<$ty> for $ty {
+            #[inline(always)]
+            fn to_superset(&self) -> Self {
+                *self
+            }
+            #[inline(always)]
+            fn from_superset_unchecked(element: &Self) -> Self {
+                *element
+            }
+            #[inline(always)]
+            fn is_in_subset(_: &Self) -> bool {
+                true
+            }
+        }
+    };
+    (@float_subset [$($gen:tt)*] $ty:ty, $f:ty) => {
+        /// A float lifts as a constant; an AD number converts to its primal.
+        impl<$($gen)*> SubsetOf<$ty> for $f {
+            #[inline(always)]
+            fn to_superset(&self) -> $ty {
+                <$f as SubsetOf<R<$ty>>>::to_superset(self).0
+            }
+            #[inline(always)]
+            fn from_superset_unchecked(element: &$ty) -> $f {
+                <$f as SubsetOf<R<$ty>>>::from_superset_unchecked(&R(*element))
+            }
+            #[inline(always)]
+            fn is_in_subset(element: &$ty) -> bool {
+                <$f as SubsetOf<R<$ty>>>::is_in_subset(&R(*element))
+            }
+        }
+    };
+    (@unary $tr:ident: $($m:ident)*) => {$(
+        #[inline]
+        fn $m(self) -> Self {
+            $tr::$m(R(self)).0
+        }
+    )*};
+    (@binary $tr:ident: $($m:ident)*) => {$(
+        #[inline]
+        fn $m(self, other: Self) -> Self {
+            $tr::$m(R(self), R(other)).0
+        }
+    )*};
+    (@pair $($m:ident)*) => {$(
+        #[inline]
+        fn $m(self) -> (Self, Self) {
+            let (a, b) = ComplexField::$m(R(self));
+            (a.0, b.0)
+        }
+    )*};
+    (@constant $($m:ident)*) => {$(
+        #[inline]
+        fn $m() -> Self {
+            <R<Self> as RealField>::$m().0
+        }
+    )*};
+}
