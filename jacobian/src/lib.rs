@@ -37,6 +37,7 @@ mod lanes;
 mod plan;
 mod prepared;
 mod report;
+pub mod solvers;
 pub mod sparse;
 mod sweeps;
 pub mod transforms;

@@ -306,6 +306,24 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     pub fn rerecords(&self) -> usize {
         self.rerecords
     }
+
+    /// The function this object differentiates.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op, PreparedJacobian};
+    /// struct Square;
+    /// impl Function for Square {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[0]]
+    ///     }
+    /// }
+    /// let p = PreparedJacobian::new(Square, &[3.0])?;
+    /// assert_eq!(p.function().eval(&[3.0_f64]), vec![9.0]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn function(&self) -> &F {
+        &self.f
+    }
 }
 
 /// The gradient of one scalar function at many points: recorded once, re-evaluated and swept
