@@ -9,6 +9,15 @@
 //!   seed example, and a two-layer perceptron trained by gradient descent.
 //! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
 //!   modes, on GradBench's nested problems `saddle` and `particle` ([`nested_ad`]).
+//! * `cargo run --release --example robot_arm`: the Jacobian of a six-joint arm's hand position
+//!   (nalgebra rotations on AD numbers) and damped least-squares inverse kinematics ([`arm`]).
+//! * `cargo run --release --example fitting`: a sum of two exponentials fitted to noisy data by
+//!   Levenberg–Marquardt with this library's Jacobian ([`fit`]).
+//! * `cargo run --release --example solvers`: Rosenbrock of 100 variables by argmin's Newton
+//!   (our Hessian) and L-BFGS (our gradient) ([`minimise`]).
 #![warn(missing_docs)]
 
+pub mod arm;
+pub mod fit;
+pub mod minimise;
 pub mod nested_ad;
