@@ -93,10 +93,17 @@ fn hv_all(p: &Program, x: &[f64], v: &[f64]) -> Result<Vec<f64>, TestCaseError> 
     let (fr, grad) = hv_fr(p, x, v);
     let rf = hv_rf(p, x, v);
     let rr = hv_rr(p, x, v);
+    // The pairs round differently, and cancelling terms magnify it: 1e-10 of the largest
+    // entry, as in hessian.rs (a CI case, saved as a regression: acosh near 1 behind two
+    // `mul_add`s, ff −0.66485274258184 against rr −0.66485274258077, 1.6e-12 apart).
+    let scale = ff
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(1.0_f64, |m, v| m.max(v.abs()));
     for (name, other) in [("fr", &fr), ("rf", &rf), ("rr", &rr)] {
         for i in 0..x.len() {
             prop_assert!(
-                same(ff[i], other[i], 1e-12),
+                same(ff[i], other[i], 1e-10 * scale),
                 "(H·v)[{i}]: ff {} vs {name} {}\nff {ff:?}\nfr {fr:?}\nrf {rf:?}\nrr {rr:?}\n\
                  v = {v:?}\n{p:?} at {x:?}",
                 ff[i],
@@ -194,13 +201,14 @@ proptest! {
             }
         }
         // H·v is linear in v: the columns combine to the product along v (the pairs compute
-        // it in one sweep, with the same partials, so only rounding separates them).
+        // it in one sweep, with the same partials, so only rounding separates them; to 1e-10 of
+        // the terms, for the cancellations that `hv_all` describes: 1.5e-12 apart in its case).
         let hv = hv_all(&p, &x, &v)?;
         for i in 0..n {
             let comb: f64 = (0..n).map(|j| h[i][j] * v[j]).sum();
             let scale = (0..n).map(|j| (h[i][j] * v[j]).abs()).fold(1.0, f64::max);
             prop_assert!(
-                (hv[i].is_nan() && comb.is_nan()) || (hv[i] - comb).abs() <= 1e-12 * scale,
+                (hv[i].is_nan() && comb.is_nan()) || (hv[i] - comb).abs() <= 1e-10 * scale,
                 "(H·v)[{i}] = {} but Σⱼ H[{i}][j]·vⱼ = {comb}", hv[i]
             );
         }
@@ -302,9 +310,8 @@ fn powf_mixed_second_derivative_at_zero_exponent() {
 /// Cause: in a sweep of a `Tape<Var<f64>>` (reverse/src/sweep/kernel.rs, `scalar`), the edge of
 /// the constant-zero partial multiplies a *recorded* adjoint (here x, a `Var` of the outer
 /// tape): `Var::constant(0) * a` records a node of value 0 that is not a structural zero
-/// (`Var::is_structural_zero` is true for constants only). The ∛ node's adjoint is then that
-/// recorded 0, which passes the `!a.is_structural_zero()` test, and `∞ · 0` = NaN is added to
-/// x's adjoint.
+/// (`Var::is_structural_zero` is true for constants only). The ∛ node's adjoint is then that recorded 0,
+/// which passes the `!a.is_structural_zero()` test, and `∞ · 0` = NaN is added to x's adjoint.
 #[test]
 fn rr_structural_zero_behind_a_constant_zero_partial() {
     fn f<T: Op>(x: T) -> T {
