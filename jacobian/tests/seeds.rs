@@ -54,8 +54,9 @@ impl Function for TanhLayer {
 #[test]
 fn seed_3_tanh_layer() {
     let (w, x) = ([1.0, 2.0, 3.0, 4.0], [2.0, 3.0]);
-    // Exact: z = W·x = [8, 18], g = 1 − tanh²(z); ∂L/∂x = Wᵀg, ∂L/∂W = g xᵀ.
-    let g = [1.0 - 8.0_f64.tanh().powi(2), 1.0 - 18.0_f64.tanh().powi(2)];
+    // Exact: z = W·x = [8, 18], g = tanh′(z) = 1/cosh²(z); ∂L/∂x = Wᵀg, ∂L/∂W = g xᵀ. (Not
+    // 1 − tanh²(z), which cancels: at z = 18 it is 4% off, so it passed while the rule erred.)
+    let g = [8.0_f64.cosh().powi(-2), 18.0_f64.cosh().powi(-2)];
     let exact = [
         g[0] * x[0],
         g[0] * x[1],

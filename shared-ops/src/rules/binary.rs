@@ -42,10 +42,18 @@ binary! {
         (y, (a * lb).recip(), -y / (b * lb))
     },
         taylor |a, b| series::div(&series::ln(a), &series::ln(b));
-    /// atan2(a, b), the angle of the point (b, a). At the origin the partials are NaN.
+    /// atan2(a, b), the angle of the point (b, a), with partials b/r² and −a/r². Where r² = a² + b²
+    /// would overflow or leave the normal range they divide by r = hypot(a, b) twice instead.
+    /// At the origin they are NaN (every order: atan2 jumps there).
     Atan2 Atan2 |a, b| {
         let r2 = a * a + b * b;
-        (a.atan2(b), b / r2, -a / r2)
+        let (v, origin) = (r2.value(), a.value() == 0.0 && b.value() == 0.0);
+        if origin || (v.is_finite() && v >= f64::MIN_POSITIVE) {
+            (a.atan2(b), b / r2, -a / r2)
+        } else {
+            let r = a.hypot(b);
+            (a.atan2(b), b / r / r, -a / r / r)
+        }
     },
         taylor |a, b| {
             let (a2, b2) = (series::square(a), series::square(b));

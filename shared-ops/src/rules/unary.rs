@@ -3,16 +3,23 @@
 use super::{OpCode, Unary, c};
 use crate::{Op, series};
 
-/// The series of `s + σ·x²` (σ = ±1): the radicand or denominator of the inverse functions,
-/// its value computed as the rule computes it (`1 − x·x`).
+/// The series of `s + σ·x²` (s, σ = ±1): the radicand or denominator of the inverse functions.
+/// A difference of squares takes its value as ±(1 − x₀)(1 + x₀), which does not cancel.
 fn quadratic<T: Op, const N: usize>(s: f64, sigma: f64, x: &[T; N]) -> [T; N] {
     let sq = series::square(x);
     core::array::from_fn(|k| match (k, sigma > 0.0) {
+        (0, _) if s * sigma < 0.0 => c::<T>(s) * one_minus_square(x[0]),
         (0, true) => c::<T>(s) + sq[0],
         (0, false) => c::<T>(s) - sq[0],
         (_, true) => sq[k],
         (_, false) => -sq[k],
     })
+}
+
+/// 1 − a², as (1 − a)(1 + a): one factor is exact where the other would cancel.
+#[inline(always)]
+fn one_minus_square<T: Op>(x: T) -> T {
+    (T::one() - x) * (T::one() + x)
 }
 
 /// The series of `1/u`.
@@ -60,17 +67,21 @@ unary! {
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| {
             y[m] * c(core::f64::consts::LN_2)
         });
-    /// eᵃ − 1, accurate near 0.
-    ExpM1 ExpM1 |x| { let y = x.exp_m1(); (y, y + T::one()) },
+    /// eᵃ − 1, accurate near 0. The derivative eᵃ is y + 1 where that does not cancel
+    /// (y ≥ −½), else eᵃ itself.
+    ExpM1 ExpM1 |x| {
+        let y = x.exp_m1();
+        (y, if x.value() >= -core::f64::consts::LN_2 { y + T::one() } else { x.exp() })
+    },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| y[m]);
     /// ln a.
     Ln Ln |x| (x.ln(), x.recip()),
         taylor |x| series::ln(x);
     /// log₂ a.
-    Log2 Log2 |x| (x.log2(), (x * c(core::f64::consts::LN_2)).recip()),
+    Log2 Log2 |x| (x.log2(), x.recip() * c(core::f64::consts::LOG2_E)),
         taylor |x| log_base(x[0].log2(), series::ln(x), core::f64::consts::LN_2);
     /// log₁₀ a.
-    Log10 Log10 |x| (x.log10(), (x * c(core::f64::consts::LN_10)).recip()),
+    Log10 Log10 |x| (x.log10(), x.recip() * c(core::f64::consts::LOG10_E)),
         taylor |x| log_base(x[0].log10(), series::ln(x), core::f64::consts::LN_10);
     /// ln(1 + a), accurate near 0.
     Ln1p Ln1p |x| (x.ln_1p(), (T::one() + x).recip()),
@@ -84,17 +95,25 @@ unary! {
     /// tan a; the derivative 1 + tan² a.
     Tan Tan |x| { let y = x.tan(); (y, T::one() + y * y) },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| series::square_at(y, m));
-    /// asin a.
-    Asin Asin |x| (x.asin(), (T::one() - x * x).sqrt().recip()),
+    /// asin a; 1 − a² as (1 − a)(1 + a), which does not cancel as |a| → 1.
+    Asin Asin |x| (x.asin(), one_minus_square(x).sqrt().recip()),
         taylor |x| series::integrate(x, x[0].asin(), &rsqrt(&quadratic(1.0, -1.0, x)));
-    /// acos a.
-    Acos Acos |x| (x.acos(), -(T::one() - x * x).sqrt().recip()),
+    /// acos a; 1 − a² as (1 − a)(1 + a).
+    Acos Acos |x| (x.acos(), -one_minus_square(x).sqrt().recip()),
         taylor |x| {
             let d = rsqrt(&quadratic(1.0, -1.0, x)).map(|v| -v);
             series::integrate(x, x[0].acos(), &d)
         };
-    /// atan a.
-    Atan Atan |x| (x.atan(), (T::one() + x * x).recip()),
+    /// atan a; beyond |a| = 10¹⁵⁰, where a² would overflow, the derivative is 1/a².
+    Atan Atan |x| {
+        let d = if x.value().abs() < 1e150 {
+            (T::one() + x * x).recip()
+        } else {
+            let r = x.recip();
+            r * r
+        };
+        (x.atan(), d)
+    },
         taylor |x| series::integrate(x, x[0].atan(), &recip(&quadratic(1.0, 1.0, x)));
     /// sinh a.
     Sinh Sinh |x| (x.sinh(), x.cosh()),
@@ -102,17 +121,28 @@ unary! {
     /// cosh a.
     Cosh Cosh |x| (x.cosh(), x.sinh()),
         taylor |x| series::sinh_cosh(x).1;
-    /// tanh a; the derivative 1 − y².
-    Tanh Tanh |x| { let y = x.tanh(); (y, T::one() - y * y) },
+    /// tanh a; the derivative 1 − y² for |a| < 0.55, and 1/cosh² a beyond, where 1 − y²
+    /// cancels as tanh saturates (at a = 20 it would be 0 instead of 1.7e-17).
+    Tanh Tanh |x| {
+        let y = x.tanh();
+        let d = if x.value().abs() < 0.55 {
+            T::one() - y * y
+        } else {
+            let ch = x.cosh();
+            (ch * ch).recip()
+        };
+        (y, d)
+    },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| -series::square_at(y, m));
-    /// asinh a.
-    Asinh Asinh |x| (x.asinh(), (x * x + T::one()).sqrt().recip()),
+    /// asinh a; √(a² + 1) as `hypot`, which does not overflow.
+    Asinh Asinh |x| (x.asinh(), x.hypot(T::one()).recip()),
         taylor |x| series::integrate(x, x[0].asinh(), &rsqrt(&quadratic(1.0, 1.0, x)));
-    /// acosh a; at a = 1 the derivative is +∞.
-    Acosh Acosh |x| (x.acosh(), (x * x - T::one()).sqrt().recip()),
+    /// acosh a; √(a² − 1) as √(a − 1)·√(a + 1), which neither cancels near 1 nor overflows.
+    /// At a = 1 the derivative is +∞.
+    Acosh Acosh |x| (x.acosh(), ((x - T::one()).sqrt() * (x + T::one()).sqrt()).recip()),
         taylor |x| series::integrate(x, x[0].acosh(), &rsqrt(&quadratic(-1.0, 1.0, x)));
-    /// atanh a.
-    Atanh Atanh |x| (x.atanh(), (T::one() - x * x).recip()),
+    /// atanh a; 1 − a² as (1 − a)(1 + a).
+    Atanh Atanh |x| (x.atanh(), one_minus_square(x).recip()),
         taylor |x| series::integrate(x, x[0].atanh(), &recip(&quadratic(1.0, -1.0, x)));
     /// |a|; the derivative at 0 (and −0) is 0, the midpoint of the subgradient [−1, 1].
     Abs Abs |x| {
@@ -147,16 +177,19 @@ unary! {
     Fract Fract unit |x| (x.fract(), T::one()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// The logistic function 1/(1 + e⁻ᵃ), evaluated without overflow on either side; the
-    /// derivative is y(1 − y). Not a `Float` method: the tensor module uses it, and scalar code
-    /// can call `x.apply1(Sigmoid)`.
+    /// derivative y(1 − y) is e/(1 + e)² for e = e^−|a|, which does not cancel where y
+    /// saturates. Not a `Float` method: the tensor module uses it, and scalar code can call
+    /// `x.apply1(Sigmoid)`.
     Sigmoid Sigmoid |x| {
-        let y = if x >= T::zero() {
-            (T::one() + (-x).exp()).recip()
+        if x >= T::zero() {
+            let e = (-x).exp();
+            let y = (T::one() + e).recip();
+            (y, e * y * y)
         } else {
             let e = x.exp();
-            e / (T::one() + e)
-        };
-        (y, y * (T::one() - y))
+            let q = (T::one() + e).recip();
+            (e / (T::one() + e), e * q * q)
+        }
     },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| {
             y[m] - series::square_at(y, m)
