@@ -8,8 +8,8 @@
 //!   [`rosenbrock_input`] and the hand-written gradient [`rosenbrock_gradient`], the floor no AD
 //!   tool can beat. A gradient is one reverse sweep, or ⌈n/8⌉ chunked forward sweeps.
 //! * **Dense tanh layer** (`Rⁿ → Rᵐ`): [`DenseTanh`], `f(x) = tanh(A·sin x)`, with its input
-//!   [`dense_input`] and analytic Jacobian [`DenseTanh::jacobian`]. Wide (n ≪ m) favours forward
-//!   mode, tall (n ≫ m) favours reverse mode.
+//!   [`dense_input`] and analytic Jacobian [`DenseTanh::jacobian`]. Wide (n ≫ m: more inputs
+//!   than outputs) favours reverse mode, tall (n ≪ m) forward mode.
 //! * **GradBench objectives** ([`gradbench`]): least squares, log-sum-exp, determinant by minors,
 //!   Gaussian mixture, k-means, and the long loop of an ODE solved by Runge–Kutta: the workloads
 //!   of the cross-tool suite.
@@ -163,7 +163,8 @@ impl DenseTanh {
         DenseTanh { a, n, m }
     }
 
-    /// The analytic Jacobian, row-major m×n: `J_ij = (1 − fᵢ²)·A_ij·cos xⱼ`.
+    /// The analytic Jacobian, row-major m×n: `J_ij = A_ij·cos xⱼ / cosh² zᵢ`, zᵢ = Σⱼ A_ij sin xⱼ
+    /// (tanh′ as 1/cosh², not 1 − fᵢ², which cancels where tanh saturates).
     ///
     /// # Panics
     ///
@@ -176,10 +177,11 @@ impl DenseTanh {
     /// ```
     pub fn jacobian(&self, x: &[f64]) -> Vec<f64> {
         assert_eq!(x.len(), self.n, "input length");
-        let y = self.eval(x);
         let mut j = vec![0.0; self.m * self.n];
         for i in 0..self.m {
-            let dy = 1.0 - y[i] * y[i];
+            let row = &self.a[i * self.n..(i + 1) * self.n];
+            let z: f64 = row.iter().zip(x).map(|(a, x)| a * x.sin()).sum();
+            let dy = z.cosh().powi(-2);
             for k in 0..self.n {
                 j[i * self.n + k] = dy * self.a[i * self.n + k] * x[k].cos();
             }

@@ -4,7 +4,7 @@
 //!   the plan each one chose.
 //! * `cargo run --release --example seeds`: the four seed examples, in both modes.
 //! * `cargo run --release --example mode_asymmetry`: forward against reverse Jacobian time over
-//!   n, m = 1…512, the crossover, and the chart `docs/mode_asymmetry.svg`.
+//!   n, m = 1…512, the crossover, and a chart in `target/` (`-- --docs`: the README's copy).
 //! * `cargo run --release --example tensor_seed` and `--example mlp`: the tensor autograd on the
 //!   seed example, and a two-layer perceptron trained by gradient descent.
 //! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod arm;
+pub mod chart;
 pub mod fit;
 pub mod minimise;
 pub mod nested_ad;

@@ -5,50 +5,17 @@
 //! forward sweeps or one recording plus ⌈m/8⌉ reverse sweeps. This program measures both on the
 //! dense tanh layer f(x) = tanh(A·sin x), A an m×n matrix, for n and m = 1, 2, 4, …, 512 (both
 //! modes forced, one thread), prints the ratio forward time / reverse time and where it crosses
-//! 1, and draws the chart `docs/mode_asymmetry.svg` (or the path given as the first argument).
+//! 1, and draws the chart `target/mode_asymmetry.svg`: `-- --docs` writes the README's copy
+//! `docs/mode_asymmetry.svg` instead, `-- path/to/chart.svg` any other path.
 //!
-//! Run: `cargo run --release --example mode_asymmetry [-- path/to/chart.svg]`
+//! Run: `cargo run --release --example mode_asymmetry [-- --docs | path/to/chart.svg]`
 
-use jacobian::{CostReport, Function, Mode, Op, cost_report_with_runs, estimate};
+use benches::DenseTanh;
+use examples::chart::{self, COLORS, log2_axis};
+use jacobian::{CostReport, Direction, cost_report_with_runs, estimate};
 use plotters::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
-
-/// The dense tanh layer `f(x) = tanh(A·sin x)` with `A_ij = sin(i + 2j)/n`: n sines, m·n
-/// multiply-adds and m tanh, about 2·m·n nodes on a reverse tape.
-struct DenseTanh {
-    a: Vec<f64>,
-    n: usize,
-    m: usize,
-}
-
-impl DenseTanh {
-    fn new(n: usize, m: usize) -> DenseTanh {
-        let a = (0..m)
-            .flat_map(|i| (0..n).map(move |j| ((i + 2 * j) as f64).sin() / n as f64))
-            .collect();
-        DenseTanh { a, n, m }
-    }
-}
-
-impl Function for DenseTanh {
-    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        let s: Vec<T> = x.iter().map(|v| v.sin()).collect();
-        self.a
-            .chunks_exact(self.n)
-            .map(|row| {
-                row.iter()
-                    .zip(&s)
-                    .map(|(&a, &s)| T::constant(a) * s)
-                    .sum::<T>()
-                    .tanh()
-            })
-            .collect()
-    }
-    fn sizes(&self) -> Option<(usize, usize)> {
-        Some((self.n, self.m))
-    }
-}
 
 /// Passes over the grid, and timed runs per mode and cell in each pass.
 const PASSES: usize = 3;
@@ -56,18 +23,9 @@ const RUNS: usize = 3;
 /// The sizes of the grid: 1, 2, 4, …, 512.
 const SIZES: [usize; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 /// The output counts drawn as lines in the chart.
-const CHART_M: [usize; 5] = [1, 8, 32, 128, 512];
+const CHART_M: [usize; 6] = [1, 8, 32, 128, 256, 512];
 /// The output count of the chart's right panel (absolute times).
 const TIMES_M: usize = 32;
-/// One colour per line of the chart (ColorBrewer Set1: distinct, readable on white).
-const COLORS: [RGBColor; 5] = [
-    RGBColor(228, 26, 28),
-    RGBColor(255, 127, 0),
-    RGBColor(77, 175, 74),
-    RGBColor(55, 126, 184),
-    RGBColor(152, 78, 163),
-];
-
 /// One cell of the grid.
 struct Cell {
     n: usize,
@@ -78,12 +36,12 @@ struct Cell {
 
 impl Cell {
     /// The median time of one Jacobian in `mode` over the passes.
-    fn seconds(&self, mode: Mode) -> f64 {
+    fn seconds(&self, mode: Direction) -> f64 {
         let mut t: Vec<f64> = self
             .reports
             .iter()
             .map(|r| match mode {
-                Mode::Forward => r.forward.time.as_secs_f64(),
+                Direction::Forward => r.forward.time.as_secs_f64(),
                 _ => r.reverse.time.as_secs_f64(),
             })
             .collect();
@@ -91,20 +49,20 @@ impl Cell {
         t[t.len() / 2]
     }
     /// The mode the plan chooses (the same in every pass).
-    fn auto(&self) -> Mode {
+    fn auto(&self) -> Direction {
         self.reports[0].auto.mode
     }
     /// The mode that measured faster.
-    fn faster(&self) -> Mode {
+    fn faster(&self) -> Direction {
         if self.ratio() <= 1.0 {
-            Mode::Forward
+            Direction::Forward
         } else {
-            Mode::Reverse
+            Direction::Reverse
         }
     }
     /// Forward time / reverse time: above 1, reverse mode is faster.
     fn ratio(&self) -> f64 {
-        self.seconds(Mode::Forward) / self.seconds(Mode::Reverse)
+        self.seconds(Direction::Forward) / self.seconds(Direction::Reverse)
     }
 }
 
@@ -129,16 +87,8 @@ fn model_crossing(m: usize) -> Option<usize> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let path = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-            manifest
-                .parent()
-                .unwrap_or(manifest)
-                .join("docs/mode_asymmetry.svg")
-        });
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = chart::output_path("mode_asymmetry.svg", &args);
 
     println!("f(x) = tanh(A·sin x), A m×n: Jacobian time in each mode (forced, one thread),");
     println!(
@@ -198,7 +148,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|c| {
             let chosen = c.seconds(c.auto());
-            chosen / c.seconds(Mode::Forward).min(c.seconds(Mode::Reverse))
+            chosen
+                / c.seconds(Direction::Forward)
+                    .min(c.seconds(Direction::Reverse))
         })
         .fold(1.0, f64::max);
     println!(
@@ -223,19 +175,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The chart: left, the ratio forward/reverse against n for several m (log scales), with the
-/// line of equal cost; right, both times against n for m = [`TIMES_M`].
+/// The chart: left, the ratio forward/reverse against n for several m (log scales, ticks at
+/// the grid's powers of two), with the line of equal cost; right, both times against n for
+/// m = [`TIMES_M`], with the measured crossover.
 fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let root = SVGBackend::new(path, (1200, 540)).into_drawing_area();
+    let root = SVGBackend::new(path, (1200, 560)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(
         "Forward vs reverse mode: Jacobian of f(x) = tanh(A·sin x), A m×n (one thread)",
         ("sans-serif", 22),
     )?;
-    let (left, right) = root.split_horizontally(620);
+    let (top, note) = root.split_vertically(505);
+    note.draw(&Text::new(
+        "Flat for n ≤ 16: one forward sweep carries up to 16 tangents, so up to 16 inputs cost \
+         one sweep; beyond, ⌈n/16⌉ sweeps.",
+        (40, 14),
+        ("sans-serif", 15).into_font(),
+    ))?;
+    let (left, right) = top.split_horizontally(620);
     let find = |n: usize, m: usize| cells.iter().find(|c| c.n == n && c.m == m);
 
     // Left: the ratio.
@@ -247,7 +207,7 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .min(0.5)
         / 1.5;
     let hi = ratios.iter().copied().fold(0.0, f64::max).max(2.0) * 1.5;
-    let mut chart = ChartBuilder::on(&left)
+    let mut ratio_chart = ChartBuilder::on(&left)
         .caption(
             "time ratio forward / reverse (above 1: reverse is faster)",
             ("sans-serif", 18),
@@ -255,8 +215,8 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d((1.0..700.0).log_scale(), (lo..hi).log_scale())?;
-    chart
+        .build_cartesian_2d(log2_axis(1.0, 700.0), (lo..hi).log_scale())?;
+    ratio_chart
         .configure_mesh()
         .x_desc("n (inputs)")
         .y_desc("forward time / reverse time")
@@ -265,7 +225,7 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 16))
         .draw()?;
-    chart
+    ratio_chart
         .draw_series(LineSeries::new(
             [(1.0, 1.0), (700.0, 1.0)],
             BLACK.stroke_width(2),
@@ -273,26 +233,14 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .label("equal cost")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
     for (k, &m) in CHART_M.iter().enumerate() {
-        let color = COLORS[k % COLORS.len()];
         let points: Vec<(f64, f64)> = SIZES
             .iter()
             .filter_map(|&n| find(n, m).map(|c| (n as f64, c.ratio())))
             .collect();
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(format!("m = {m} outputs"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(PointSeries::of_element(points, 4, color, &|p, s, st| {
-            Circle::new(p, s, st.filled())
-        }))?;
+        let label = format!("m = {m} outputs");
+        chart::series(&mut ratio_chart, points, COLORS[k % COLORS.len()], 4, label)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()?;
+    chart::legend(&mut ratio_chart)?;
 
     // Right: absolute times for one m.
     let times: Vec<(f64, f64, f64)> = SIZES
@@ -300,7 +248,7 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .filter_map(|&n| {
             find(n, TIMES_M).map(|c| {
                 let us = |mode| c.seconds(mode) * 1e6;
-                (n as f64, us(Mode::Forward), us(Mode::Reverse))
+                (n as f64, us(Direction::Forward), us(Direction::Reverse))
             })
         })
         .collect();
@@ -310,7 +258,7 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .fold(f64::INFINITY, f64::min)
         / 1.5;
     let t_hi = times.iter().map(|t| t.1.max(t.2)).fold(0.0, f64::max) * 1.5;
-    let mut chart = ChartBuilder::on(&right)
+    let mut time_chart = ChartBuilder::on(&right)
         .caption(
             format!("time for m = {TIMES_M} outputs"),
             ("sans-serif", 18),
@@ -318,8 +266,8 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d((1.0..700.0).log_scale(), (t_lo..t_hi).log_scale())?;
-    chart
+        .build_cartesian_2d(log2_axis(1.0, 700.0), (t_lo..t_hi).log_scale())?;
+    time_chart
         .configure_mesh()
         .x_desc("n (inputs)")
         .y_desc("Jacobian time (µs)")
@@ -330,41 +278,30 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .draw()?;
     let measured: Vec<(usize, f64)> = times.iter().map(|t| (t.0 as usize, t.1 / t.2)).collect();
     if let Some(n) = crossing(&measured) {
-        let grey = RGBColor(110, 110, 110);
-        chart.draw_series(LineSeries::new(
+        let dark = RGBColor(40, 40, 40);
+        time_chart.draw_series(LineSeries::new(
             [(n, t_lo), (n, t_hi)],
-            grey.stroke_width(1),
+            dark.stroke_width(2),
         ))?;
-        chart.draw_series(std::iter::once(Text::new(
+        // Beside the line, low in the panel, clear of the legend in the upper left.
+        time_chart.draw_series(std::iter::once(Text::new(
             format!(" crossover n ≈ {n:.0}"),
-            (n, t_lo * 2.0),
-            ("sans-serif", 14).into_font().color(&grey),
+            (n, t_lo * 1.6),
+            ("sans-serif", 16).into_font().color(&dark),
         )))?;
     }
-    for (mode, color) in [(Mode::Forward, COLORS[0]), (Mode::Reverse, COLORS[3])] {
-        let points: Vec<(f64, f64)> = times
-            .iter()
-            .map(|&(n, f, r)| (n, if mode == Mode::Forward { f } else { r }))
-            .collect();
-        let label = match mode {
-            Mode::Forward => "forward mode: ⌈n/16⌉ sweeps",
-            _ => "reverse mode: 1 recording + ⌈m/8⌉ sweeps",
-        };
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(PointSeries::of_element(points, 4, color, &|p, s, st| {
-            Circle::new(p, s, st.filled())
-        }))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()?;
+    let forward = times.iter().map(|&(n, f, _)| (n, f)).collect();
+    chart::series(
+        &mut time_chart,
+        forward,
+        COLORS[0],
+        4,
+        "forward mode: ⌈n/16⌉ sweeps",
+    )?;
+    let reverse = times.iter().map(|&(n, _, r)| (n, r)).collect();
+    let label = "reverse mode: 1 recording + ⌈m/8⌉ sweeps";
+    chart::series(&mut time_chart, reverse, COLORS[3], 4, label)?;
+    chart::legend(&mut time_chart)?;
     root.present()?;
     Ok(())
 }

@@ -7,15 +7,16 @@
 //! Then the four mode pairs are timed on the Hessian of a dense function (every entry of the
 //! Hessian non-zero, O(n) operations), `f(x) = ln Σ exp(xᵢ) + Σ sin(xᵢ)·x₍ᵢ₊₁₎`, for n = 1, 2,
 //! 4, …, 512 (one thread), printed as a table with the pair `hessian` chooses, and drawn as the
-//! chart `docs/second_order.svg` (or the path given as the first argument).
+//! chart `target/second_order.svg` (`-- --docs`: the README's copy `docs/second_order.svg`).
 //!
-//! Run: `cargo run --release --example second_order [-- path/to/chart.svg]`
+//! Run: `cargo run --release --example second_order [-- --docs | path/to/chart.svg]`
 
+use examples::chart::{self, log2_axis};
 use forward::Dual;
 use jacobian::{Function, Op, Pair};
 use plotters::prelude::*;
 use reverse::Tape;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// `f(x) = ln Σ exp(xᵢ) + Σ sin(xᵢ)·xᵢ₊₁` (cyclic): the log-sum-exp couples every pair of
@@ -31,13 +32,13 @@ impl Function for Dense {
     }
 }
 
-/// The sizes timed, and the colours of the pairs (ColorBrewer Set1).
+/// The sizes timed, and the colours of the pairs (from the charts' palette).
 const SIZES: [usize; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 const COLORS: [RGBColor; 4] = [
-    RGBColor(228, 26, 28),
-    RGBColor(55, 126, 184),
-    RGBColor(77, 175, 74),
-    RGBColor(152, 78, 163),
+    chart::COLORS[0],
+    chart::COLORS[3],
+    chart::COLORS[2],
+    chart::COLORS[4],
 ];
 /// A pair whose estimated time for one Hessian exceeds this is not timed at larger n.
 const BUDGET: f64 = 0.5;
@@ -102,14 +103,8 @@ struct Row {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     trace_seed();
 
-    let path = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("docs/second_order.svg")
-        });
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = chart::output_path("second_order.svg", &args);
     println!("Hessian of f(x) = ln Σ exp(xᵢ) + Σ sin(xᵢ)·xᵢ₊₁ (dense), one thread, median times");
     println!("(ratios to one plain evaluation of f in brackets; — over the time budget).\n");
     print!("{:>5} {:>10}", "n", "f");
@@ -208,7 +203,7 @@ fn draw(rows: &[Row], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let (lo, hi) = all.fold((f64::INFINITY, 0.0_f64), |(lo, hi), t| {
         (lo.min(t), hi.max(t))
     });
-    let mut chart = ChartBuilder::on(&root)
+    let mut plot = ChartBuilder::on(&root)
         .caption(
             "Hessian of a dense function: time by mode pair (one thread)",
             ("sans-serif", 20),
@@ -216,9 +211,8 @@ fn draw(rows: &[Row], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d((0.8..700.0).log_scale(), (lo / 1.5..hi * 1.5).log_scale())?;
-    chart
-        .configure_mesh()
+        .build_cartesian_2d(log2_axis(0.8, 700.0), (lo / 1.5..hi * 1.5).log_scale())?;
+    plot.configure_mesh()
         .x_desc("n (inputs)")
         .y_desc("seconds per Hessian")
         .x_label_formatter(&|v| format!("{v:.0}"))
@@ -227,38 +221,23 @@ fn draw(rows: &[Row], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .axis_desc_style(("sans-serif", 16))
         .draw()?;
     for (k, pair) in Pair::ALL.into_iter().enumerate() {
-        let color = COLORS[k];
         let points: Vec<(f64, f64)> = rows
             .iter()
             .filter_map(|r| r.seconds[k].map(|t| (r.n as f64, t)))
             .collect();
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(pair.to_string())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(PointSeries::of_element(points, 3, color, &|p, s, st| {
-            Circle::new(p, s, st.filled())
-        }))?;
+        chart::series(&mut plot, points, COLORS[k], 3, pair.to_string())?;
     }
     let evals: Vec<(f64, f64)> = rows.iter().map(|r| (r.n as f64, r.eval_seconds)).collect();
-    chart
-        .draw_series(LineSeries::new(evals, BLACK.stroke_width(1)))?
+    plot.draw_series(LineSeries::new(evals, BLACK.stroke_width(1)))?
         .label("f itself")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
     let picks: Vec<(f64, f64)> = rows.iter().map(|r| (r.n as f64, r.auto_seconds)).collect();
-    chart
-        .draw_series(PointSeries::of_element(picks, 8, BLACK, &|p, s, st| {
-            Circle::new(p, s, st.stroke_width(2))
-        }))?
-        .label("hessian (auto)")
-        .legend(|(x, y)| Circle::new((x + 10, y), 6, BLACK.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()?;
+    plot.draw_series(PointSeries::of_element(picks, 8, BLACK, &|p, s, st| {
+        Circle::new(p, s, st.stroke_width(2))
+    }))?
+    .label("hessian (auto)")
+    .legend(|(x, y)| Circle::new((x + 10, y), 6, BLACK.stroke_width(2)));
+    chart::legend(&mut plot)?;
     root.present()?;
     Ok(())
 }

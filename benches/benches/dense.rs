@@ -1,9 +1,9 @@
 //! The dense tanh layer `f(x) = tanh(A·sin x)` (`Rⁿ → Rᵐ`): its full Jacobian by forward mode,
-//! by reverse mode and by the plan's choice, for a wide (n = 4, m = 256), a tall (n = 256,
-//! m = 4) and a square (64 × 64) shape.
+//! by reverse mode and by the plan's choice, for a tall (n = 4, m = 256: more outputs than
+//! inputs), a wide (n = 256, m = 4) and a square (64 × 64) shape.
 //!
 //! Forward mode costs ⌈n/8⌉ sweeps of 8 tangents, reverse mode one recording plus m sweeps, so
-//! forward should win the wide shape and reverse the tall one; `auto` should match the winner.
+//! forward should win the tall shape and reverse the wide one; `auto` should match the winner.
 //!
 //! Ids per group `dense_n=<n>_m=<m>`: `f64`, `forward`, `reverse`, `auto`; with
 //! `--features peers` also `num_dual_jacobian_static`, `num_dual_jacobian_dyn` (num-dual's

@@ -71,8 +71,8 @@ fn dense_jacobian_matches_analytic_in_every_mode() {
             assert_eq!(j.matrix.shape(), (m, n));
             assert_close(&row_major(&j), &want, REL, &format!("({n}, {m}), {mode:?}"));
         }
-        // The benchmark's clear-cut shapes: Auto picks forward for the wide one, reverse for
-        // the tall one (closer shapes are the plan's cost model to decide).
+        // The benchmark's clear-cut shapes: Auto picks forward for the tall one (4 inputs,
+        // 256 outputs), reverse for the wide one (closer shapes are the plan's cost model to decide).
         let auto = jacobian::jacobian(&f, &x).unwrap();
         match (n, m) {
             (4, 256) => assert_eq!(auto.plan.mode, Mode::Forward),

@@ -63,6 +63,22 @@ pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
 pub use taylor::Taylor;
 
+/// One `use` line for forward mode: the number types, the drivers, and what they are written
+/// against ([`Op`], the `Float` methods, `Function`).
+///
+/// ```
+/// use forward::prelude::*;
+///
+/// let x = Dual::variable(0.5_f64);
+/// let y = x.sin() * x; // `sin` without guessing which `Float` to import
+/// assert_eq!(y.tangent, 0.5_f64.cos() * 0.5 + 0.5_f64.sin());
+/// assert_eq!(derivative(|x: Dual<f64>| x * x, 3.0), (9.0, 6.0));
+/// ```
+pub mod prelude {
+    pub use crate::{Dual, DualVec, Taylor, derivative, gradient, jacobian, jvp, taylor};
+    pub use shared_ops::prelude::*;
+}
+
 /// The tangent of an operation with K operands, `Σₖ ∂ₖ·u̇ₖ` summed in order from the first,
 /// with the structural-zero convention of [`shared_ops::rules`]: a product that is NaN because
 /// one factor is zero (`0·∞`, `0·NaN`: a constant's tangent or an unseeded input at √0, a zero

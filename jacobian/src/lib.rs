@@ -46,12 +46,42 @@ pub use hessian::{
     Hessian, HessianPlan, Hvp, Pair, PairEstimate, SecondDirectional, estimate_hessian, hessian,
     hessian_cost, hessian_with, hvp, hvp_many, second_directional,
 };
-pub use plan::{Estimate, Mode, Plan, cost, estimate};
+pub use plan::{Direction, Estimate, Mode, Plan, cost, estimate};
 pub use prepared::{PreparedGradient, PreparedJacobian, Replay};
 #[allow(unused_imports)]
 pub use report::*;
 pub use shared_ops::{Error, Function, Op, Real};
 pub use transforms::{Grad, JacFwd, JacRev, Jvp, Vjp};
+
+/// One `use` line for user code: [`Function`], [`Op`] and the `Float` methods, [`Real`], the
+/// drivers, the modes, the derivative transforms, and the number types of both modes.
+///
+/// ```
+/// use jacobian::prelude::*;
+///
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0].sin() * x[1]]
+///     }
+/// }
+/// let j = jacobian(&F, &[0.0, 2.0])?;
+/// assert_eq!(j.matrix[(0, 0)], 2.0);
+/// // `.sin()` on a `Var` and on a `Dual`, with nothing else imported.
+/// let tape = Tape::new();
+/// assert_eq!(tape.var(0.0).sin().value(), 0.0);
+/// assert_eq!(Dual::variable(0.0_f64).sin().tangent, 1.0);
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub mod prelude {
+    pub use crate::{
+        Direction, Grad, JacFwd, JacRev, Jvp, Mode, PreparedGradient, PreparedJacobian, Vjp,
+        gradient, hessian, hvp, jacobian, jacobian_with, jvp, vjp,
+    };
+    pub use forward::{Dual, DualVec, Taylor};
+    pub use reverse::{Tape, Var};
+    pub use shared_ops::prelude::*;
+}
 
 use nalgebra::DMatrix;
 
@@ -159,7 +189,7 @@ impl Default for Options {
 /// let a = jacobian::jacobian_with_options(&F, &x, Options { mode: Mode::Forward, threads: false })?;
 /// let b = jacobian::jacobian_with_options(&F, &x, Options { mode: Mode::Reverse, threads: true })?;
 /// assert_eq!(a.matrix, b.matrix);
-/// assert!(!a.plan.threaded);
+/// assert_eq!(a.plan.threads, 1);
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 pub fn jacobian_with_options<F: Function + Sync>(
@@ -169,8 +199,8 @@ pub fn jacobian_with_options<F: Function + Sync>(
 ) -> Result<Jacobian, Error> {
     f.check_input(x.len())?;
     let n = x.len();
-    let (mode, m, forced) = match options.mode {
-        Mode::Auto => {
+    let (mode, m, forced) = match Direction::forced(options.mode) {
+        None => {
             // The plan needs m: take it from the declared sizes, else from one plain evaluation.
             let m = match f.sizes() {
                 Some((_, m)) => m,
@@ -178,11 +208,11 @@ pub fn jacobian_with_options<F: Function + Sync>(
             };
             (Plan::choose(n, m), Some(m), false)
         }
-        forced => (forced, f.sizes().map(|s| s.1), true),
+        Some(forced) => (forced, f.sizes().map(|s| s.1), true),
     };
     let swept = match mode {
-        Mode::Forward => sweeps::forward(f, x, m, options.threads)?,
-        _ => sweeps::reverse(f, x, m, options.threads)?,
+        Direction::Forward => sweeps::forward(f, x, m, options.threads)?,
+        Direction::Reverse => sweeps::reverse(f, x, m, options.threads)?,
     };
     let plan = Plan::new(mode, n, &swept, forced);
     Ok(Jacobian {

@@ -24,6 +24,62 @@ pub enum Mode {
     Auto,
 }
 
+/// The mode that ran: forward (tangent sweeps) or reverse (one recording, then adjoint sweeps).
+/// What a [`Plan`] reports, so it cannot say `Auto`; it compares equal to the [`Mode`] of the
+/// same name, so `plan.mode == Mode::Forward` reads as it should.
+///
+/// ```
+/// use jacobian::{Direction, Mode};
+/// assert_eq!(Direction::Forward, Mode::Forward);
+/// assert_ne!(Direction::Reverse, Mode::Auto);
+/// assert_eq!(Mode::from(Direction::Reverse), Mode::Reverse);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Tangent sweeps.
+    Forward,
+    /// One recording, then adjoint sweeps.
+    Reverse,
+}
+
+impl Direction {
+    /// The direction a forced `mode` runs in; `None` for `Auto`, which the plan decides.
+    ///
+    /// ```
+    /// use jacobian::{Direction, Mode};
+    /// assert_eq!(Direction::forced(Mode::Reverse), Some(Direction::Reverse));
+    /// assert_eq!(Direction::forced(Mode::Auto), None);
+    /// ```
+    pub fn forced(mode: Mode) -> Option<Direction> {
+        match mode {
+            Mode::Forward => Some(Direction::Forward),
+            Mode::Reverse => Some(Direction::Reverse),
+            Mode::Auto => None,
+        }
+    }
+}
+
+impl From<Direction> for Mode {
+    fn from(d: Direction) -> Mode {
+        match d {
+            Direction::Forward => Mode::Forward,
+            Direction::Reverse => Mode::Reverse,
+        }
+    }
+}
+
+impl PartialEq<Mode> for Direction {
+    fn eq(&self, mode: &Mode) -> bool {
+        Mode::from(*self) == *mode
+    }
+}
+
+impl PartialEq<Direction> for Mode {
+    fn eq(&self, d: &Direction) -> bool {
+        *self == Mode::from(*d)
+    }
+}
+
 /// The cost model's constants, in units of one plain evaluation of `f`. They were fitted to the
 /// crossovers that `cargo run --release --example mode_asymmetry` measures on the dense tanh
 /// layer with the second-generation tape (measured n ≈ 15, 27, 43, 103, 248 for m = 1, 8, 32,
@@ -92,8 +148,8 @@ pub fn estimate(n: usize, m: usize) -> Estimate {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
-    /// The mode that ran: `Forward` or `Reverse`, never `Auto`.
-    pub mode: Mode,
+    /// The mode that ran.
+    pub mode: Direction,
     /// Sweeps run: forward sweeps, or reverse sweeps after the one recording.
     pub sweeps: usize,
     /// Tangents (forward) or adjoints (reverse) carried by each sweep.
@@ -102,8 +158,8 @@ pub struct Plan {
     pub n: usize,
     /// Outputs.
     pub m: usize,
-    /// Whether the sweeps ran on several threads.
-    pub threaded: bool,
+    /// The threads the sweeps ran on (1: on the calling thread).
+    pub threads: usize,
     /// What the reverse recording held: nodes, edges, bytes (all 0 in forward mode).
     pub tape: reverse::TapeStats,
     /// The cost model's estimate for both modes.
@@ -117,24 +173,24 @@ pub struct Plan {
 
 impl Plan {
     /// The cheaper mode for an m×n Jacobian by the cost model.
-    pub(crate) fn choose(n: usize, m: usize) -> Mode {
+    pub(crate) fn choose(n: usize, m: usize) -> Direction {
         let e = estimate(n, m);
         if e.forward <= e.reverse {
-            Mode::Forward
+            Direction::Forward
         } else {
-            Mode::Reverse
+            Direction::Reverse
         }
     }
 
-    pub(crate) fn new(mode: Mode, n: usize, swept: &Swept, forced: bool) -> Plan {
+    pub(crate) fn new(mode: Direction, n: usize, swept: &Swept, forced: bool) -> Plan {
         let m = swept.value.len();
         let estimate = estimate(n, m);
         let reason = if forced {
             "mode forced by the caller".to_string()
         } else {
             let (won, lost) = match mode {
-                Mode::Forward => (estimate.forward, estimate.reverse),
-                _ => (estimate.reverse, estimate.forward),
+                Direction::Forward => (estimate.forward, estimate.reverse),
+                Direction::Reverse => (estimate.reverse, estimate.forward),
             };
             format!("estimated {won:.1} evaluations of f against {lost:.1} for the other mode")
         };
@@ -144,13 +200,13 @@ impl Plan {
             lanes: swept.lanes,
             n,
             m,
-            threaded: swept.threaded,
+            threads: swept.threads,
             tape: swept.tape,
             estimate,
             reason,
             replay: match mode {
-                Mode::Forward => crate::Replay::NotRecorded,
-                _ => crate::Replay::Recorded,
+                Direction::Forward => crate::Replay::NotRecorded,
+                Direction::Reverse => crate::Replay::Recorded,
             },
         }
     }
@@ -159,8 +215,8 @@ impl Plan {
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (what, unit) = match self.mode {
-            Mode::Forward => ("forward mode", "tangent"),
-            _ => ("reverse mode", "adjoint"),
+            Direction::Forward => ("forward mode", "tangent"),
+            Direction::Reverse => ("reverse mode", "adjoint"),
         };
         let s = if self.sweeps == 1 { "" } else { "s" };
         let l = if self.lanes == 1 { "" } else { "s" };
@@ -169,7 +225,7 @@ impl fmt::Display for Plan {
             "{what}: {} sweep{s} of {} {unit}{l} for a {}×{} Jacobian",
             self.sweeps, self.lanes, self.m, self.n
         )?;
-        if self.mode == Mode::Reverse {
+        if self.mode == Direction::Reverse {
             match &self.replay {
                 crate::Replay::Reevaluated => {
                     write!(f, ", {} nodes re-evaluated", self.tape.nodes)?
@@ -177,8 +233,8 @@ impl fmt::Display for Plan {
                 _ => write!(f, ", {} nodes recorded", self.tape.nodes)?,
             }
         }
-        if self.threaded {
-            write!(f, ", on {} threads", rayon::current_num_threads())?;
+        if self.threads > 1 {
+            write!(f, ", on {} threads", self.threads)?;
         }
         write!(f, " ({})", self.reason)?;
         if let crate::Replay::Rerecorded(why) = &self.replay {

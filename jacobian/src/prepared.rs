@@ -12,7 +12,7 @@
 //! path for good (then every call records afresh); [`PreparedGradient::rerecords`] counts that.
 
 use crate::lanes::{self, Inputs, Seed, by_lanes};
-use crate::plan::{Mode, Plan};
+use crate::plan::{Direction, Mode, Plan};
 use crate::sweeps::{self, Recorded, Swept, forward_chunked};
 use crate::{Jacobian, hessian};
 use nalgebra::DMatrix;
@@ -99,7 +99,7 @@ pub struct PreparedJacobian<F> {
     n: usize,
     /// Outputs, where known before the first sweep (declared, or planned with).
     m: Option<usize>,
-    mode: Mode,
+    mode: Direction,
     forced: bool,
     /// Tangents per forward sweep.
     lanes: usize,
@@ -124,7 +124,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// As [`new`](PreparedJacobian::new), with the mode forced (or `Mode::Auto`).
     ///
     /// ```
-    /// use jacobian::{Function, Mode, Op, PreparedJacobian, Replay};
+    /// use jacobian::{Direction, Function, Mode, Op, PreparedJacobian, Replay};
     /// struct F;
     /// impl Function for F {
     ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
@@ -133,7 +133,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// }
     /// let mut p = PreparedJacobian::with_mode(F, &[1.0, 2.0], Mode::Forward)?;
     /// let j = p.jacobian(&[3.0, 4.0])?;
-    /// assert_eq!((j.plan.mode, j.plan.replay), (Mode::Forward, Replay::NotRecorded));
+    /// assert_eq!((j.plan.mode, j.plan.replay), (Direction::Forward, Replay::NotRecorded));
     /// assert_eq!(j.matrix.as_slice(), &[4.0, 3.0]);
     /// # Ok::<(), jacobian::Error>(())
     /// ```
@@ -142,10 +142,10 @@ impl<F: Function + Sync> PreparedJacobian<F> {
         let n = x.len();
         let declared = f.sizes().map(|s| s.1);
         let (mode, forced, m, recorded) = match mode {
-            Mode::Forward => (Mode::Forward, true, declared, None),
+            Mode::Forward => (Direction::Forward, true, declared, None),
             Mode::Reverse => {
                 let r = sweeps::record_replayable(&f, x, None)?;
-                (Mode::Reverse, true, Some(r.ys.len()), Some(r))
+                (Direction::Reverse, true, Some(r.ys.len()), Some(r))
             }
             Mode::Auto => {
                 let m = match declared {
@@ -153,9 +153,9 @@ impl<F: Function + Sync> PreparedJacobian<F> {
                     None => f.eval(x).len(),
                 };
                 match Plan::choose(n, m) {
-                    Mode::Forward => (Mode::Forward, false, Some(m), None),
-                    _ => (
-                        Mode::Reverse,
+                    Direction::Forward => (Direction::Forward, false, Some(m), None),
+                    Direction::Reverse => (
+                        Direction::Reverse,
                         false,
                         Some(m),
                         Some(sweeps::record_replayable(&f, x, Some(m))?),
@@ -263,7 +263,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
             // Only what a call can change: the reason and estimate stay (no formatting).
             j.plan.sweeps = out.sweeps;
             j.plan.lanes = out.lanes;
-            j.plan.threaded = out.threaded;
+            j.plan.threads = out.threads;
             j.plan.tape = out.tape;
         } else if replay.is_ok() {
             j.plan = Plan::new(self.mode, self.n, &out, self.forced);

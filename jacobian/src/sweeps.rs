@@ -17,7 +17,8 @@ pub(crate) struct Swept {
     pub matrix: DMatrix<f64>,
     pub sweeps: usize,
     pub lanes: usize,
-    pub threaded: bool,
+    /// Threads the sweeps ran on (1: the calling thread).
+    pub threads: usize,
     /// What the reverse recording holds (empty for forward mode).
     pub tape: TapeStats,
 }
@@ -29,7 +30,7 @@ impl Default for Swept {
             matrix: DMatrix::zeros(0, 0),
             sweeps: 0,
             lanes: 0,
-            threaded: false,
+            threads: 1,
             tape: TapeStats::default(),
         }
     }
@@ -187,7 +188,7 @@ pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
             fill(dirs, &ys);
         }
     }
-    (out.sweeps, out.lanes, out.threaded) = (sweeps, N, threaded);
+    (out.sweeps, out.lanes, out.threads) = (sweeps, N, thread_count(threaded));
     out.tape = TapeStats::default();
     Ok(())
 }
@@ -348,8 +349,17 @@ fn reverse_blocks<const Q: usize>(
     // The recording's values: those of its last evaluation (a replay's, not the Vars').
     out.value.clear();
     out.value.extend(ys.iter().map(|&y| rec.value(y)));
-    (out.sweeps, out.lanes, out.threaded) = (blocks, Q, threaded);
+    (out.sweeps, out.lanes, out.threads) = (blocks, Q, thread_count(threaded));
     out.tape = rec.stats();
+}
+
+/// The threads sweeps ran on: rayon's pool when they were split across it.
+fn thread_count(threaded: bool) -> usize {
+    if threaded {
+        rayon::current_num_threads()
+    } else {
+        1
+    }
 }
 
 /// `wᵀJ` by one recording and one sweep (`reverse::vjp`, whose buffers are kept between calls).

@@ -1,6 +1,6 @@
 //! The plan: Auto picks the cheaper mode by the cost model, and reports what ran.
 
-use jacobian::{Function, Mode, Op, Options, estimate, jacobian, jacobian_with_options};
+use jacobian::{Direction, Function, Mode, Op, Options, estimate, jacobian, jacobian_with_options};
 
 /// f: Rⁿ → Rᵐ, each output a different smooth mix of all inputs.
 struct Mix {
@@ -27,7 +27,7 @@ fn auto_takes_reverse_for_gradients_and_forward_for_tall() {
     let j = jacobian(&wide, &vec![0.1; 300]).unwrap();
     assert_eq!(
         (j.plan.mode, j.plan.sweeps, j.plan.lanes),
-        (Mode::Reverse, 1, 1)
+        (Direction::Reverse, 1, 1)
     );
     assert!(
         j.plan.tape.nodes > 300,
@@ -37,7 +37,7 @@ fn auto_takes_reverse_for_gradients_and_forward_for_tall() {
     let j = jacobian(&tall, &[0.1, 0.2, 0.3]).unwrap();
     assert_eq!(
         (j.plan.mode, j.plan.sweeps, j.plan.lanes),
-        (Mode::Forward, 1, 3)
+        (Direction::Forward, 1, 3)
     );
     assert_eq!(j.plan.tape.nodes, 0);
     assert!(
@@ -115,9 +115,16 @@ fn threaded_sweeps_give_identical_matrices() {
             },
         )
         .unwrap();
-        assert!(!serial.plan.threaded);
+        assert_eq!(serial.plan.threads, 1);
         if rayon::current_num_threads() > 1 {
-            assert!(par.plan.threaded, "{mode:?}: {}", par.plan);
+            // The count the sweeps ran on, kept in the plan (not read again when it is shown).
+            assert_eq!(par.plan.threads, rayon::current_num_threads(), "{mode:?}");
+            let shown = format!("on {} threads", par.plan.threads);
+            assert!(
+                par.plan.to_string().contains(&shown),
+                "{mode:?}: {}",
+                par.plan
+            );
         }
         assert_eq!(serial.value, par.value);
         let same = serial

@@ -117,4 +117,20 @@ pub use tape::memory::{
     warm_up_for,
 };
 pub use tape::{Recording, Tape, TapeStats};
+
+/// One `use` line for reverse mode: the tape and its variable, the drivers, and what they are
+/// written against ([`Op`], the `Float` methods, `Function`).
+///
+/// ```
+/// use reverse::prelude::*;
+///
+/// let tape = Tape::new();
+/// let x = tape.var(0.5);
+/// let y = x.sin() * x; // `sin` without guessing which `Float` to import
+/// assert_eq!(tape.gradient(y).wrt(x), 0.5_f64.cos() * 0.5 + 0.5_f64.sin());
+/// ```
+pub mod prelude {
+    pub use crate::{Recording, Tape, Var, gradient, jacobian, vjp};
+    pub use shared_ops::prelude::*;
+}
 pub use var::Var;

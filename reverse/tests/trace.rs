@@ -16,12 +16,12 @@ fn forward_trace_of_the_seed_example() {
     let tape = Tape::traced();
     seed_example(&tape);
     let want = "\
-forward pass (3 nodes, in recording order): values, and the local partials ∂v/∂u the tape stores
+primal pass (3 nodes, in recording order): values, and the local partials ∂v/∂u the tape stores
   x               = 2  input
   y = powi(x, 2)  = 4  ∂y/∂x = 4
   z = y + 3       = 7  ∂z/∂y = 1
 ";
-    assert_eq!(tape.trace_forward().to_string(), want);
+    assert_eq!(tape.trace_primal().to_string(), want);
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn structured_steps_of_the_seed_example() {
     let tape = Tape::traced();
     let (x, y, z) = seed_example(&tape);
 
-    let fwd = tape.trace_forward();
+    let fwd = tape.trace_primal();
     assert_eq!(fwd.pass, Pass::Primal);
     let rows: Vec<(&str, &str, &str, f64)> = fwd
         .steps
@@ -175,7 +175,7 @@ fn unnamed_nodes_get_textbook_names_and_names_can_be_given_late() {
     for _ in 0..11 {
         v = v.sin();
     }
-    let t = tape.trace_forward();
+    let t = tape.trace_primal();
     assert_eq!(t.steps[0].name, "v₀");
     assert_eq!(t.steps[11].name, "v₁₁");
     assert_eq!(t.steps[11].expr, "sin(v₁₀)");
@@ -191,7 +191,7 @@ fn unnamed_nodes_get_textbook_names_and_names_can_be_given_late() {
     let rev = tape.trace_reverse(v).to_string();
     assert!(rev.starts_with("reverse sweep from out̄ = 1"), "{rev}");
     assert!(rev.contains("gradient: input̄ = "), "{rev}");
-    assert!(tape.trace_forward().to_string().contains("out = sin(v₁₀)"));
+    assert!(tape.trace_primal().to_string().contains("out = sin(v₁₀)"));
 }
 
 #[test]
@@ -222,7 +222,7 @@ fn custom_operations_show_their_names() {
     let s = tape.name(x.apply1(Softplus), "s");
     let b = tape.name(s.apply2(w, Blend), "b");
 
-    let fwd = tape.trace_forward();
+    let fwd = tape.trace_primal();
     assert_eq!(fwd.steps[2].op, "softplus");
     assert_eq!(fwd.steps[2].expr, "softplus(x)");
     assert_eq!(fwd.steps[3].op, "blend");
@@ -268,7 +268,7 @@ fn constants_are_recovered_where_exact() {
         x.max(Var::constant(1.0)),
         x.mul_add(Var::constant(2.0), Var::constant(1.0)),
     ];
-    let t = tape.trace_forward();
+    let t = tape.trace_primal();
     let got: Vec<&str> = exprs
         .iter()
         .map(|v| t.steps[v.index() as usize].expr.as_str())
@@ -403,7 +403,7 @@ fn constants_and_foreign_vars() {
     let c = Var::constant(3.0);
     // A constant seed is ignored; a constant has no value on the tape.
     assert_eq!(tape.trace_adjoints(&[(y, 1.0), (c, 5.0)]).of(x), 4.0);
-    assert_eq!(tape.trace_forward().of(c), 0.0);
+    assert_eq!(tape.trace_primal().of(c), 0.0);
     let empty = tape.trace_adjoints(&[]);
     assert!(empty.steps.is_empty());
     assert!(empty.to_string().starts_with("reverse sweep from no seed"));
@@ -425,16 +425,16 @@ fn traces_work_on_an_outer_tape_while_an_inner_one_records() {
     let inner = Tape::traced();
     let _ = inner.var(1.0) * 2.0;
     assert_eq!(outer.trace_reverse(z).of(x), 4.0);
-    assert_eq!(outer.trace_forward().steps.len(), 3);
-    assert_eq!(inner.trace_forward().steps.len(), 2);
+    assert_eq!(outer.trace_primal().steps.len(), 3);
+    assert_eq!(inner.trace_primal().steps.len(), 2);
 }
 
 #[test]
 fn empty_tape() {
     let tape = Tape::traced();
     assert_eq!(
-        tape.trace_forward().to_string(),
-        "forward pass (0 nodes, in recording order): values, and the local partials ∂v/∂u the tape stores\n"
+        tape.trace_primal().to_string(),
+        "primal pass (0 nodes, in recording order): values, and the local partials ∂v/∂u the tape stores\n"
     );
     assert_eq!(
         tape.to_text(),
@@ -455,7 +455,7 @@ fn a_reevaluation_and_a_failed_guard_traced() {
     let y = tape.named_var("y", 1.0);
     let big = x > y;
     let z = tape.name(if big { x * y } else { x + y }, "z");
-    let before = tape.trace_forward();
+    let before = tape.trace_primal();
     assert_eq!(before.guards.len(), 1);
     assert!(
         before
@@ -471,7 +471,7 @@ fn a_reevaluation_and_a_failed_guard_traced() {
     assert!(t.refused().is_none());
     assert!(
         t.to_string()
-            .starts_with("re-evaluated at [3.0, 0.5]: forward pass")
+            .starts_with("re-evaluated at [3.0, 0.5]: primal pass")
     );
     assert_eq!(tape.value(z), 1.5);
 

@@ -75,6 +75,27 @@ pub mod real;
 pub mod rules;
 pub mod series;
 
+/// One `use` line for code written against the number interface: [`Op`], the [`Float`]
+/// methods (`sin`, `exp`, …), [`Function`], the rule traits and [`Error`] (and [`Real`] with
+/// the `nalgebra` feature).
+///
+/// [`Float`]: num_traits::Float
+///
+/// ```
+/// use shared_ops::prelude::*;
+///
+/// fn f<T: Op>(x: T) -> T {
+///     x.sin() * x.exp()
+/// }
+/// assert_eq!(f(0.0_f64), 0.0);
+/// ```
+pub mod prelude {
+    #[cfg(feature = "nalgebra")]
+    pub use crate::Real;
+    pub use crate::{Binary, Error, Function, Op, Unary};
+    pub use num_traits::Float;
+}
+
 pub use error::Error;
 pub use function::Function;
 pub use num_traits;

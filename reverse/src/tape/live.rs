@@ -297,8 +297,8 @@ pub(crate) fn misuse(tape: u64) -> ! {
         );
     }
     panic!(
-        "reverse::Var used after its tape #{} was dropped or finished: keep the Tape alive while \
-         its Vars are in use",
+        "reverse::Var used after its tape #{} was dropped, finished or cleared: keep the Tape \
+         alive, and uncleared, while its Vars are in use",
         serial(tape)
     )
 }

@@ -92,7 +92,7 @@ impl<T: Op> Tape<T> {
 
     /// Starts a *traced* recording: a replayable one that also keeps an edge for every operand
     /// (even where its partial is 0, as for the loser of `max`), so that it can be printed
-    /// ([`Tape::trace_forward`], [`Tape::to_dot`], …) and re-evaluated.
+    /// ([`Tape::trace_primal`], [`Tape::to_dot`], …) and re-evaluated.
     ///
     /// ```
     /// let tape = reverse::Tape::traced();

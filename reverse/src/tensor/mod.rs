@@ -448,7 +448,7 @@ impl Tensor {
     ///
     /// Ops already built from this tensor read its data during `backward`,
     /// so change parameters only between a backward pass and the next
-    /// forward pass (as an optimiser does).
+    /// primal pass (as an optimiser does).
     ///
     /// ```
     /// use reverse::tensor::Tensor;

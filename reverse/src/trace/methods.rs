@@ -16,7 +16,7 @@ impl Tape<f64> {
             .collect()
     }
 
-    /// The forward pass as recorded: every node's formula, value and local partials, in order.
+    /// The primal pass as recorded: every node's formula, value and local partials, in order.
     ///
     /// ```
     /// use reverse::Float;
@@ -24,17 +24,17 @@ impl Tape<f64> {
     /// let x = tape.named_var("x", 2.0);
     /// let y = tape.name(x.powi(2), "y");
     /// let z = tape.name(y + 3.0, "z");
-    /// let t = tape.trace_forward();
+    /// let t = tape.trace_primal();
     /// let values: Vec<f64> = t.steps.iter().map(|s| s.value).collect();
     /// assert_eq!(values, [2.0, 4.0, 7.0]);
     /// assert_eq!(t.steps[2].expr, "y + 3");
     /// # let _ = z;
     /// ```
-    pub fn trace_forward(&self) -> Trace {
-        self.with_data(|d| primal(&View::new(self.id(), d, "trace_forward")))
+    pub fn trace_primal(&self) -> Trace {
+        self.with_data(|d| primal(&View::new(self.id(), d, "trace_primal")))
     }
 
-    /// The forward pass re-evaluated at a new point `x` (one value per input): the same nodes
+    /// The primal pass re-evaluated at a new point `x` (one value per input): the same nodes
     /// and formulas with new values and partials, and every guard checked there. If a guard
     /// fails, the trace shows it (and the values at `x` that a recording must not be swept
     /// with), [`Trace::refused`] returns it, and the tape stays at its previous point; else the

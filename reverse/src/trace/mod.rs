@@ -3,7 +3,7 @@
 //! A tape is the Wengert list of a program: every elementary operation with its value, its
 //! parents and its *local partials*. The tools here print that list the way a textbook does:
 //!
-//! * [`Tape::trace_forward`]: the forward (primal) pass, each node's formula, value and local
+//! * [`Tape::trace_primal`]: the primal pass, each node's formula, value and local
 //!   partials, in recording order;
 //! * [`Tape::trace_reverse`] / [`Tape::trace_adjoints`]: the reverse sweep, every adjoint update
 //!   `ū += ∂v/∂u · v̄` in the order the sweep makes it;
@@ -11,7 +11,7 @@
 //!   with the same stored partials (what `forward::Dual` numbers compute as they go);
 //! * [`Tape::to_dot`] (Graphviz) and [`Tape::to_text`] (a table for the terminal): the graph,
 //!   nodes with operation and value, edges with the local partial.
-//! * [`Tape::trace_reevaluation`]: the forward pass evaluated again at a new point (same nodes,
+//! * [`Tape::trace_reevaluation`]: the primal pass evaluated again at a new point (same nodes,
 //!   new values), with every branch guard checked there: the one that fails is shown.
 //!
 //! ```
@@ -21,7 +21,7 @@
 //! let x = tape.named_var("x", 2.0);
 //! let y = tape.name(x.powi(2), "y");
 //! let z = tape.name(y + 3.0, "z");
-//! println!("{}", tape.trace_forward());    // x = 2, y = 4, z = 7
+//! println!("{}", tape.trace_primal());    // x = 2, y = 4, z = 7
 //! println!("{}", tape.trace_reverse(z));   // z̄ = 1, ȳ = 1, x̄ = 4
 //! println!("{}", tape.trace_tangents(&[(x, 1.0)])); // ẋ = 1, ẏ = 4, ż = 4
 //! assert_eq!(tape.trace_reverse(z).of(x), 4.0);
@@ -49,13 +49,13 @@ use crate::var::Var;
 /// ```
 /// let tape = reverse::Tape::traced();
 /// let x = tape.var(1.0);
-/// assert_eq!(tape.trace_forward().pass, reverse::trace::Pass::Primal);
+/// assert_eq!(tape.trace_primal().pass, reverse::trace::Pass::Primal);
 /// assert_eq!(tape.trace_reverse(x).pass, reverse::trace::Pass::Adjoint);
 /// assert_eq!(tape.trace_tangents(&[(x, 1.0)]).pass, reverse::trace::Pass::Tangent);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pass {
-    /// The forward pass: each node's value and local partials, in recording order.
+    /// The primal pass: each node's value and local partials, in recording order.
     Primal,
     /// A tangent sweep (forward mode): `v̇ = Σ ∂v/∂u · u̇`, in recording order.
     Tangent,
@@ -83,7 +83,7 @@ pub struct Term {
     pub name: String,
     /// The local partial `∂v/∂u`, as stored on the tape.
     pub partial: f64,
-    /// What the partial multiplies: the operand's value (forward pass), the operand's tangent
+    /// What the partial multiplies: the operand's value (primal pass), the operand's tangent
     /// `u̇` (tangent pass), or the adjoint `v̄` (adjoint pass).
     pub factor: f64,
 }
@@ -94,7 +94,7 @@ pub struct Term {
 /// let tape = reverse::Tape::traced();
 /// let x = tape.named_var("x", 2.0);
 /// let y = tape.name(x * x, "y");
-/// let t = tape.trace_forward();
+/// let t = tape.trace_primal();
 /// assert_eq!(t.steps[1].name, "y");
 /// assert_eq!(t.steps[1].expr, "x * x");
 /// assert_eq!(t.steps[1].value, 4.0);
@@ -126,7 +126,7 @@ pub struct Step {
 /// let tape = reverse::Tape::traced();
 /// let x = tape.named_var("x", 2.0);
 /// let y = if x > reverse::Var::constant(1.0) { x * x } else { x };
-/// let t = tape.trace_forward();
+/// let t = tape.trace_primal();
 /// assert_eq!(t.guards.len(), 1);
 /// assert!(t.guards[0].holds());
 /// assert_eq!(t.guards[0].after, 1); // taken when one node was recorded
@@ -176,7 +176,7 @@ pub struct Trace {
     pub steps: Vec<Step>,
     /// The final value, tangent or adjoint of every node, by node index.
     pub values: Vec<f64>,
-    /// The decisions the recording depends on (forward pass only), checked at the point
+    /// The decisions the recording depends on (primal pass only), checked at the point
     /// traced.
     pub guards: Vec<Decision>,
     tape: u64,
@@ -190,7 +190,7 @@ impl Trace {
     /// ```
     /// let tape = reverse::Tape::traced();
     /// let _ = tape.var(1.0);
-    /// assert!(tape.trace_forward().refused().is_none());
+    /// assert!(tape.trace_primal().refused().is_none());
     /// ```
     pub fn refused(&self) -> Option<GuardFailure> {
         let (k, g) = self.guards.iter().enumerate().find(|(_, g)| !g.holds())?;
@@ -210,7 +210,7 @@ impl Trace {
     /// let tape = reverse::Tape::traced();
     /// let x = tape.var(3.0);
     /// let y = x * x;
-    /// assert_eq!(tape.trace_forward().of(y), 9.0);
+    /// assert_eq!(tape.trace_primal().of(y), 9.0);
     /// assert_eq!(tape.trace_tangents(&[(x, 1.0)]).of(y), 6.0);
     /// assert_eq!(tape.trace_reverse(y).of(x), 6.0);
     /// ```

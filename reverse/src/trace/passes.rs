@@ -6,7 +6,7 @@ use super::view::View;
 use super::{Pass, Step, Term, Trace};
 use shared_ops::OpCode;
 
-/// The forward pass of `data`: every node's formula, value and local partials.
+/// The primal pass of `data`: every node's formula, value and local partials.
 pub(super) fn primal(view: &View<'_>) -> Trace {
     let mut any_c = false;
     let steps = (0..view.len())
@@ -46,7 +46,7 @@ pub(super) fn primal(view: &View<'_>) -> Trace {
         guards: view.guards.clone(),
         tape: view.id,
         header: format!(
-            "forward pass ({} node{}, in recording order): values, and the local partials ∂v/∂u the tape stores",
+            "primal pass ({} node{}, in recording order): values, and the local partials ∂v/∂u the tape stores",
             view.len(),
             if view.len() == 1 { "" } else { "s" }
         ),
