@@ -70,27 +70,32 @@ pub fn jvp<T: Op, F: Fn(&[Dual<T>]) -> Vec<Dual<T>>>(
     Ok(f(&xs).into_iter().map(|d| (d.primal, d.tangent)).unzip())
 }
 
-/// `(f(x), J)` with `J[i][j] = ∂fᵢ/∂xⱼ`, by n forward sweeps over a closure.
+/// `(f(x), J)` with the Jacobian as rows, `J[i][j] = ∂fᵢ/∂xⱼ`, by n forward sweeps over a closure.
 ///
-/// Errors on empty `x` or if `f` changes its output length between sweeps. For chunked sweeps,
-/// threads and the choice of mode, use the `jacobian` crate.
+/// The teaching driver: generic over the number type, one tangent per sweep, no plan. The name
+/// says what it returns, `Vec<Vec<T>>` rows; `jacobian::jacobian` returns a `jacobian::Jacobian`
+/// (an `f64` nalgebra matrix, chunked and threaded sweeps, and the plan that chose the mode).
+/// Errors if `f` changes its output length between sweeps; an empty `x` gives m empty rows.
 ///
 /// ```
 /// use forward::Float;
-/// let (y, j) = forward::jacobian(|x| vec![x[0] * x[1], x[0].sin()], &[2.0_f64, 3.0]).unwrap();
+/// let (y, j) = forward::jacobian_rows(|x| vec![x[0] * x[1], x[0].sin()], &[2.0_f64, 3.0]).unwrap();
 /// assert_eq!(j[0], vec![3.0, 2.0]);
 /// assert_eq!(j[1], vec![2.0_f64.cos(), 0.0]);
 /// # let _ = y;
 /// ```
 #[allow(clippy::type_complexity)]
-pub fn jacobian<T: Op, F: Fn(&[Dual<T>]) -> Vec<Dual<T>>>(
+pub fn jacobian_rows<T: Op, F: Fn(&[Dual<T>]) -> Vec<Dual<T>>>(
     f: F,
     x: &[T],
 ) -> Result<(Vec<T>, Vec<Vec<T>>), Error> {
-    if x.is_empty() {
-        return Err(Error::EmptyInput);
-    }
     let mut xs: Vec<Dual<T>> = x.iter().map(|&v| Dual::from(v)).collect();
+    if x.is_empty() {
+        // No sweep to run: evaluate once for the value and the number of rows.
+        let value: Vec<T> = f(&xs).iter().map(|d| d.primal).collect();
+        let rows = vec![Vec::new(); value.len()];
+        return Ok((value, rows));
+    }
     let mut value: Vec<T> = Vec::new();
     let mut rows: Vec<Vec<T>> = Vec::new();
     for j in 0..x.len() {

@@ -54,7 +54,7 @@ mod dual;
 mod dual_vec;
 mod taylor;
 
-pub use drivers::{derivative, gradient, jacobian, jvp, taylor};
+pub use drivers::{derivative, gradient, jacobian_rows, jvp, taylor};
 pub use dual::Dual;
 pub use dual_vec::DualVec;
 #[cfg(feature = "nalgebra")]
@@ -75,7 +75,7 @@ pub use taylor::Taylor;
 /// assert_eq!(derivative(|x: Dual<f64>| x * x, 3.0), (9.0, 6.0));
 /// ```
 pub mod prelude {
-    pub use crate::{Dual, DualVec, Taylor, derivative, gradient, jacobian, jvp, taylor};
+    pub use crate::{Dual, DualVec, Taylor, derivative, gradient, jacobian_rows, jvp, taylor};
     pub use shared_ops::prelude::*;
 }
 

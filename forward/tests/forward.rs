@@ -1,4 +1,4 @@
-use forward::{Dual, DualVec, Float, derivative, gradient, jacobian, jvp};
+use forward::{Dual, DualVec, Float, derivative, gradient, jacobian_rows, jvp};
 use proptest::prelude::*;
 use shared_ops::{Op, Unary};
 
@@ -63,16 +63,22 @@ fn closure_drivers() {
         "tangent seed has length 1, but must have length 2"
     );
 
-    let (_, j) = jacobian(|x| vec![x[0] * x[1], x[1].powi(3)], &[2.0_f64, 3.0]).unwrap();
+    let (_, j) = jacobian_rows(|x| vec![x[0] * x[1], x[1].powi(3)], &[2.0_f64, 3.0]).unwrap();
     assert_eq!(j, vec![vec![3.0, 2.0], vec![0.0, 27.0]]);
-    assert!(jacobian(|x: &[Dual<f64>]| x.to_vec(), &[]).is_err());
+    // An empty input is no error: the value and m empty rows.
+    let (y, j) = jacobian_rows(
+        |x: &[Dual<f64>]| vec![x.iter().copied().sum::<Dual<f64>>() + Dual::from(2.0)],
+        &[],
+    )
+    .unwrap();
+    assert_eq!((y, j), (vec![2.0], vec![vec![]]));
     // An f whose output length changes between sweeps is an error, not a ragged matrix.
     let calls = std::cell::Cell::new(0);
     let changing = |x: &[Dual<f64>]| {
         calls.set(calls.get() + 1);
         vec![x[0]; calls.get()]
     };
-    let err = jacobian(changing, &[1.0, 2.0]).unwrap_err();
+    let err = jacobian_rows(changing, &[1.0, 2.0]).unwrap_err();
     assert!(
         err.to_string()
             .contains("returned 2 outputs during forward sweep 2"),
@@ -172,7 +178,7 @@ proptest! {
     /// Whatever N, a DualVec gives exactly the single-tangent columns, at kinks too.
     #[test]
     fn dual_vec_equals_dual(x in prop::array::uniform3(prop_oneof![Just(0.0), Just(1.0), -2.0..2.0_f64])) {
-        let (_, single) = jacobian(test_fn, &x).unwrap();
+        let (_, single) = jacobian_rows(test_fn, &x).unwrap();
         let lanes3: Vec<DualVec<f64, 3>> =
             x.iter().enumerate().map(|(j, &v)| DualVec::variable(v, j)).collect();
         let ys = test_fn(&lanes3);

@@ -98,8 +98,9 @@ pub struct Jacobian {
 
 /// The Jacobian of `f` at `x`, in the mode the plan finds cheaper ([`Mode::Auto`]).
 ///
-/// Errors on empty `x`, an `x` of another length than `f` declares, or an `f` whose output
-/// length changes between evaluations. Large Jacobians split their sweeps across threads
+/// Errors on an `x` of another length than `f` declares, or an `f` whose output length changes
+/// between evaluations. An empty `x` is not an error: the value and an m×0 matrix, as every
+/// driver answers for a function of 0 inputs. Large Jacobians split their sweeps across threads
 /// (see [`Options`]); `f` is therefore `Sync`.
 ///
 /// ```
@@ -296,8 +297,8 @@ pub fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f6
 /// sweeps of N lanes, the directions sharing sweeps as the columns of a Jacobian do.
 ///
 /// `V = I` gives the Jacobian itself; a few chosen directions beside unit columns (the extra
-/// columns of a hand-tracking model, say) ride in the same sweeps. Errors on empty `x`, an `x`
-/// of another length than `f` declares, or a `V` without n rows.
+/// columns of a hand-tracking model, say) ride in the same sweeps. Errors on an `x` of
+/// another length than `f` declares, or a `V` without n rows.
 ///
 /// ```
 /// use jacobian::{Function, Op};

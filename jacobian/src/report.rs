@@ -162,10 +162,13 @@ pub fn cost_report<F: Function + Sync>(f: &F, x: &[f64]) -> Result<CostReport, E
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
 ///         vec![x[0] * x[1]]
 ///     }
+///     fn sizes(&self) -> Option<(usize, usize)> {
+///         Some((2, 1))
+///     }
 /// }
 /// let r = jacobian::cost_report_with_runs(&F, &[1.0, 2.0], 1)?;
 /// assert_eq!(r.runs, 1);
-/// assert!(jacobian::cost_report_with_runs(&F, &[], 1).is_err());
+/// assert!(jacobian::cost_report_with_runs(&F, &[1.0], 1).is_err());
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 pub fn cost_report_with_runs<F: Function + Sync>(

@@ -195,7 +195,7 @@ pub struct JacFwd<F>(pub F);
 
 impl<F: Function> Function for JacFwd<F> {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        match forward::jacobian(|xs: &[Dual<T>]| self.0.eval(xs), x) {
+        match forward::jacobian_rows(|xs: &[Dual<T>]| self.0.eval(xs), x) {
             Ok((_, rows)) => rows.concat(),
             Err(e) => panic!("JacFwd: {e}"),
         }
@@ -229,10 +229,9 @@ pub struct JacRev<F>(pub F);
 
 impl<F: Function> Function for JacRev<F> {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        match reverse::jacobian(|xs: &[Var<T>]| self.0.eval(xs), x) {
-            Ok((_, rows)) => rows.concat(),
-            Err(e) => panic!("JacRev: {e}"),
-        }
+        reverse::jacobian_rows(|xs: &[Var<T>]| self.0.eval(xs), x)
+            .1
+            .concat()
     }
     fn sizes(&self) -> Option<(usize, usize)> {
         self.0.sizes().map(|(n, m)| (n, m * n))

@@ -67,24 +67,23 @@ pub fn vjp<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
     Ok((values, wj))
 }
 
-/// `(f(x), J)` with `J[i][j] = ∂fᵢ/∂xⱼ`: one recording, then m sweeps replaying it.
+/// `(f(x), J)` with the Jacobian as rows, `J[i][j] = ∂fᵢ/∂xⱼ`: one recording, then m sweeps
+/// replaying it.
 ///
-/// Errors on empty `x`. For vector sweeps, threads and the choice of mode, use the `jacobian`
-/// crate.
+/// The teaching driver: generic over the number type, one adjoint per sweep, no plan. The name
+/// says what it returns, `Vec<Vec<T>>` rows; `jacobian::jacobian` returns a `jacobian::Jacobian`
+/// (an `f64` nalgebra matrix, vector and threaded sweeps, and the plan that chose the mode).
+/// It cannot fail: one recording fixes the output length. An empty `x` gives m empty rows.
 ///
 /// ```
 /// use reverse::Float;
-/// let (_, j) = reverse::jacobian(|x| vec![x[0] * x[1], x[0].sin()], &[2.0, 3.0]).unwrap();
+/// let (_, j) = reverse::jacobian_rows(|x| vec![x[0] * x[1], x[0].sin()], &[2.0, 3.0]);
 /// assert_eq!(j, vec![vec![3.0, 2.0], vec![2.0_f64.cos(), 0.0]]);
 /// ```
-#[allow(clippy::type_complexity)]
-pub fn jacobian<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
+pub fn jacobian_rows<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
     f: F,
     x: &[T],
-) -> Result<(Vec<T>, Vec<Vec<T>>), Error> {
-    if x.is_empty() {
-        return Err(Error::EmptyInput);
-    }
+) -> (Vec<T>, Vec<Vec<T>>) {
     let tape = Tape::with_capacity(x.len() * 4);
     let xs = tape.vars(x);
     let ys = f(&xs);
@@ -96,5 +95,5 @@ pub fn jacobian<T: Op, F: FnOnce(&[Var<T>]) -> Vec<Var<T>>>(
             adj.wrt_all(&xs)
         })
         .collect();
-    Ok((ys.iter().map(|&y| y.value()).collect(), rows))
+    (ys.iter().map(|&y| y.value()).collect(), rows)
 }

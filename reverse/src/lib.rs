@@ -37,7 +37,7 @@
 //!
 //! The tape is generic over its scalar: a `Tape<Dual<f64>>` (forward over reverse) sweeps
 //! tangents along with the adjoints, a `Tape<Var<f64>>` (reverse over reverse) records its sweep
-//! on an outer tape. The drivers [`gradient`], [`vjp`] and [`jacobian`] take `&[T]` for any
+//! on an outer tape. The drivers [`gradient`], [`vjp`] and [`jacobian_rows`] take `&[T]` for any
 //! `T: Op`, so they nest inside each other and inside `forward`'s, the levels kept apart by
 //! type:
 //!
@@ -105,7 +105,7 @@ pub mod trace;
 mod var;
 
 pub use checkpoint::{Recurrence, checkpointed_gradient};
-pub use drivers::{gradient, jacobian, vjp};
+pub use drivers::{gradient, jacobian_rows, vjp};
 pub use replay::{GuardFailure, ReplayError};
 #[cfg(feature = "nalgebra")]
 pub use shared_ops::Real;
@@ -130,7 +130,7 @@ pub use tape::{Recording, Tape, TapeStats};
 /// assert_eq!(tape.gradient(y).wrt(x), 0.5_f64.cos() * 0.5 + 0.5_f64.sin());
 /// ```
 pub mod prelude {
-    pub use crate::{Recording, Tape, Var, gradient, jacobian, vjp};
+    pub use crate::{Recording, Tape, Var, gradient, jacobian_rows, vjp};
     pub use shared_ops::prelude::*;
 }
 pub use var::Var;

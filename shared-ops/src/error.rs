@@ -10,8 +10,6 @@ use core::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// The input vector is empty: there is nothing to differentiate with respect to.
-    EmptyInput,
     /// The input length differs from the length the function declares.
     InputLength {
         /// What the function declares ([`Function::sizes`](crate::Function::sizes)).
@@ -91,10 +89,6 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::EmptyInput => write!(
-                f,
-                "input is empty: a function of 0 inputs has no derivative to compute"
-            ),
             Error::InputLength { expected, found } => {
                 write!(
                     f,

@@ -38,11 +38,11 @@ pub trait Function {
         None
     }
 
-    /// Checks an input length against [`sizes`](Function::sizes); empty input is an error too.
+    /// Checks an input length against [`sizes`](Function::sizes).
+    ///
+    /// An empty input is not an error: a function of 0 inputs has an m×0 Jacobian, an empty
+    /// gradient and a 0×0 Hessian, and every driver returns them with the value.
     fn check_input(&self, n: usize) -> Result<(), Error> {
-        if n == 0 {
-            return Err(Error::EmptyInput);
-        }
         match self.sizes() {
             Some((expected, _)) if expected != n => Err(Error::InputLength { expected, found: n }),
             _ => Ok(()),

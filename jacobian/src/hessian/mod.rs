@@ -32,8 +32,8 @@ pub struct Hessian {
 /// over forward for one or two inputs, forward over reverse up to 8, and beyond that forward
 /// over reverse or reverse over reverse by the shape of f's tape (see [`HessianPlan`]).
 ///
-/// Errors on empty `x`, an `x` of another length than `f` declares, or an `f` with other than
-/// one output. The matrix is exactly symmetric: each pair computes both triangles, and the
+/// Errors on an `x` of another length than `f` declares, or an `f` with other than one output;
+/// an empty `x` gives the value, an empty gradient and a 0×0 matrix. The matrix is exactly symmetric: each pair computes both triangles, and the
 /// result is their mean (they differ by rounding only).
 ///
 /// ```
@@ -145,6 +145,10 @@ fn planned<const N: usize, F: Function>(f: &F, x: &[f64], pair: Pair) -> Result<
             (forced, None, "pair forced by the caller".to_string())
         }
     };
+    if n == 0 {
+        // No chunk to sweep (reverse over reverse still records once): the value by itself.
+        parts.value = pairs::scalar(f.eval(x))?;
+    }
     let mut matrix = parts.matrix;
     symmetrise(&mut matrix);
     let plan = HessianPlan::new(pair, n, (parts.sweeps, N), parts.tape, estimate, reason);
@@ -179,7 +183,7 @@ fn symmetrise(h: &mut DMatrix<f64>) {
 }
 
 /// The checks every driver for a function with one output (gradient, Hessian, HVP) makes
-/// before it runs: a non-empty input of the declared length, and one declared output.
+/// before it runs: an input of the declared length, and one declared output.
 pub(crate) fn check_scalar<F: Function>(f: &F, n: usize) -> Result<(), Error> {
     f.check_input(n)?;
     match f.sizes() {
