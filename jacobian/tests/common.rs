@@ -43,6 +43,14 @@ fn k<T: Op>(c: f64) -> T {
 
 impl Function for Program {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let v = self.values(x);
+        self.outputs.iter().map(|&i| v[i]).collect()
+    }
+}
+
+impl Program {
+    /// Every value the program computes: the inputs, then one per instruction.
+    pub fn values<T: Op>(&self, x: &[T]) -> Vec<T> {
         let mut v: Vec<T> = x.to_vec();
         for ins in &self.instrs {
             let y = match *ins {
@@ -101,7 +109,25 @@ impl Function for Program {
             };
             v.push(y);
         }
-        self.outputs.iter().map(|&i| v[i]).collect()
+        v
+    }
+
+    /// The first instruction that runs exactly on a kink or a jump at `x`, if any: `abs` at 0,
+    /// `max`/`min` at a tie, `%` where the quotient is a whole number. There the derivative is a
+    /// convention and finite differences see something else (a one-sided or averaged slope), so
+    /// the finite-difference check skips such points; nearby kinks are caught by
+    /// [`fd_column`]'s two step sizes disagreeing.
+    pub fn kink_at(&self, x: &[f64]) -> Option<usize> {
+        let v = self.values(x);
+        self.instrs.iter().position(|ins| match *ins {
+            Instr::Unary(25, a) => v[a] == 0.0,
+            Instr::Binary(8 | 9, a, b) => v[a] == v[b],
+            Instr::Binary(10, a, b) => {
+                let (p, q) = (2.0 + v[a].sin(), 0.5 + v[b].sin() * v[b].sin());
+                (p / q).fract() == 0.0 || p % q == 0.0
+            }
+            _ => false,
+        })
     }
 }
 

@@ -6,7 +6,9 @@ use common::{Program, fd_column, program, rel_close};
 use forward::Dual;
 use jacobian::{Function, Mode, jacobian_with};
 use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
 use reverse::{Tape, Var};
+use std::cell::RefCell;
 
 fn values_agree(p: &Program, x: &[f64]) -> Result<(), TestCaseError> {
     let plain = p.eval(x);
@@ -20,36 +22,109 @@ fn values_agree(p: &Program, x: &[f64]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, max_global_rejects: 4096, ..ProptestConfig::default() })]
+/// The number of generated programs: `PROPTEST_CASES` if set, else `default`. The deep check is
+/// `PROPTEST_CASES=20000 cargo test --release -p jacobian --test cross_mode -- --nocapture`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
 
-    #[test]
-    fn forward_reverse_and_finite_differences_agree((p, x) in program()) {
-        values_agree(&p, &x)?;
-        let fwd = jacobian_with(&p, &x, Mode::Forward).unwrap();
-        let rev = jacobian_with(&p, &x, Mode::Reverse).unwrap();
-        prop_assume!(fwd.value.iter().all(|v| v.is_finite()));
-        prop_assert_eq!(&fwd.value, &rev.value);
-        prop_assert_eq!(fwd.matrix.shape(), (p.outputs.len(), p.n));
-        for (a, b) in fwd.matrix.iter().zip(rev.matrix.iter()) {
-            prop_assert!(rel_close(*a, *b, 1e-12), "forward {a} vs reverse {b}\n{p:?} at {x:?}");
-        }
-        // Central differences, where they can be trusted: not at the kink and tie points the
-        // generator plants on purpose, and no kink within the step.
-        prop_assume!(x.iter().all(|v| v.abs() != 0.0 && v.abs() != 1.0));
-        let mut columns = Vec::new();
-        for j in 0..p.n {
-            let col = fd_column(&p, &x, j);
-            prop_assume!(col.is_some());
-            columns.push(col.unwrap());
-        }
-        for (j, col) in columns.iter().enumerate() {
-            for (i, &num) in col.iter().enumerate() {
-                let ad = fwd.matrix[(i, j)];
-                prop_assert!(rel_close(ad, num, 1e-6), "J[{i},{j}] = {ad}, fd {num}\n{p:?} at {x:?}");
-            }
+fn config(default: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(default),
+        source_file: Some(file!()),
+        ..ProptestConfig::default()
+    }
+}
+
+/// How far each generated program got: every one is compared three ways by value; those with
+/// finite values forward against reverse; those without a kink at or near x against finite
+/// differences too.
+#[derive(Debug, Default)]
+struct Tally {
+    programs: usize,
+    modes: usize,
+    finite_differences: usize,
+    non_finite: usize,
+    on_kink: usize,
+    kink_in_step: usize,
+}
+
+/// One program at one point, through every comparison it qualifies for.
+fn three_ways(p: &Program, x: &[f64], tally: &mut Tally) -> Result<(), TestCaseError> {
+    tally.programs += 1;
+    values_agree(p, x)?;
+    let fwd = jacobian_with(p, x, Mode::Forward).unwrap();
+    let rev = jacobian_with(p, x, Mode::Reverse).unwrap();
+    if !fwd.value.iter().all(|v| v.is_finite()) {
+        tally.non_finite += 1;
+        return Ok(());
+    }
+    prop_assert_eq!(&fwd.value, &rev.value);
+    prop_assert_eq!(fwd.matrix.shape(), (p.outputs.len(), p.n));
+    for (a, b) in fwd.matrix.iter().zip(rev.matrix.iter()) {
+        prop_assert!(
+            rel_close(*a, *b, 1e-12),
+            "forward {a} vs reverse {b}\n{p:?} at {x:?}"
+        );
+    }
+    tally.modes += 1;
+    // Central differences where they can be trusted: not on the kinks and ties the generator
+    // plants on purpose, and no kink within the step.
+    if p.kink_at(x).is_some() {
+        tally.on_kink += 1;
+        return Ok(());
+    }
+    let Some(columns) = (0..p.n)
+        .map(|j| fd_column(p, x, j))
+        .collect::<Option<Vec<_>>>()
+    else {
+        tally.kink_in_step += 1;
+        return Ok(());
+    };
+    for (j, col) in columns.iter().enumerate() {
+        for (i, &num) in col.iter().enumerate() {
+            let ad = fwd.matrix[(i, j)];
+            prop_assert!(
+                rel_close(ad, num, 1e-6),
+                "J[{i},{j}] = {ad}, fd {num}\n{p:?} at {x:?}"
+            );
         }
     }
+    tally.finite_differences += 1;
+    Ok(())
+}
+
+/// f64 = Dual = Var by value, forward = reverse, and both = finite differences, on 2 000
+/// generated programs (more with `PROPTEST_CASES`). Prints how many reached each comparison
+/// (`-- --nocapture`) and requires at least half of them to reach finite differences.
+#[test]
+fn forward_reverse_and_finite_differences_agree() {
+    let tally = RefCell::new(Tally::default());
+    let mut runner = TestRunner::new(config(2000));
+    let outcome = runner.run(&program(), |(p, x)| {
+        three_ways(&p, &x, &mut tally.borrow_mut())
+    });
+    if let Err(e) = outcome {
+        panic!("{e}");
+    }
+    let t = tally.into_inner();
+    println!(
+        "{} programs: f64 = Dual = Var values on all; forward = reverse on {} ({} with a \
+         non-finite value); finite differences on {} ({} on a kink, {} with a kink within the step)",
+        t.programs, t.modes, t.non_finite, t.finite_differences, t.on_kink, t.kink_in_step
+    );
+    assert!(t.programs >= cases(2000) as usize, "{t:?}");
+    assert!(
+        2 * t.finite_differences >= t.programs,
+        "too few reached finite differences: {t:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(config(512))]
 
     /// The chunked forward Jacobian (DualVec lanes) is bit-identical to single-tangent sweeps.
     #[test]
