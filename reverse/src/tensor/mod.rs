@@ -66,9 +66,6 @@ mod grad_mode;
 mod graph;
 mod ops;
 
-#[cfg(test)]
-mod tests;
-
 pub use error::TensorError;
 pub use grad_mode::{is_grad_enabled, no_grad};
 pub use ops::custom::CustomOp;

@@ -1,13 +1,13 @@
-//! Unit tests and property tests (gradients against central finite
-//! differences) for the tensor module.
+//! Tests and property tests (gradients against central finite differences) of
+//! `reverse::tensor`, through its public API.
 
 use approx::assert_abs_diff_eq;
 use ndarray::{ArrayD, IxDyn, array};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape};
-use crate::tensor::{CustomOp, Tensor, TensorError, is_grad_enabled, no_grad};
+use reverse::tensor::broadcast::{broadcast_shapes, reduce_to_shape};
+use reverse::tensor::{CustomOp, Tensor, TensorError, is_grad_enabled, no_grad};
 
 // Helpers shared by the test files of this folder.
 
