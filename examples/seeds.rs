@@ -66,16 +66,21 @@ fn main() -> Result<(), jacobian::Error> {
         g.wrt(b)
     );
 
-    println!("3. L = Σ tanh(W·x), x = [2, 3], W = [[1, 2], [3, 4]]");
-    let p = [1.0, 2.0, 3.0, 4.0, 2.0, 3.0];
-    for mode in [Mode::Forward, Mode::Reverse] {
-        let j = jacobian_with(&TanhLayer, &p, mode)?;
-        let r = j.matrix.row(0);
-        println!(
-            "   {mode:?}: ∂L/∂W = [[{:.6e}, {:.6e}], [{:.6e}, {:.6e}]], ∂L/∂x = [{:.6e}, {:.6e}]",
-            r[0], r[1], r[2], r[3], r[4], r[5]
-        );
-        println!("      ({})", j.plan);
+    // At x = [2, 3], W·x = [8, 18]: tanh has saturated and the gradients are tiny (exact all
+    // the same: tanh' is not computed as 1 − tanh², which would cancel). At x = [0.2, −0.1]
+    // they are of order one.
+    for x in [[2.0, 3.0], [0.2, -0.1]] {
+        println!("3. L = Σ tanh(W·x), x = {x:?}, W = [[1, 2], [3, 4]]");
+        let p = [1.0, 2.0, 3.0, 4.0, x[0], x[1]];
+        for mode in [Mode::Forward, Mode::Reverse] {
+            let j = jacobian_with(&TanhLayer, &p, mode)?;
+            let r = j.matrix.row(0);
+            println!(
+                "   {mode:?}: ∂L/∂W = [[{:+.6e}, {:+.6e}], [{:+.6e}, {:+.6e}]], ∂L/∂x = [{:+.6e}, {:+.6e}]",
+                r[0], r[1], r[2], r[3], r[4], r[5]
+            );
+            println!("      ({})", j.plan);
+        }
     }
 
     println!("4. a user-defined sigmoid at x = 0.8");

@@ -1,51 +1,76 @@
-//! The seed example: L = sum(tanh(W x)) with x = [2, 3], W = [[1, 2], [3, 4]].
+//! The seed example: L = sum(tanh(W x)), with W = [[1, 2], [3, 4]].
 //!
-//! Prints the gradients found by backpropagation next to the analytic ones,
-//! x.grad = Wᵀ g and W.grad = g xᵀ with g = 1 - tanh(W x)².
+//! Prints the gradients found by backpropagation on tensors, by the scalar tape (one `Var` per
+//! number) and by hand (x.grad = Wᵀ g and W.grad = g xᵀ with g = 1 − tanh(W x)²), in one format,
+//! at two points: the seed point x = [2, 3], where W x = [8, 18] and tanh has saturated (the
+//! gradients are tiny, and exact only because tanh' is computed without cancellation), and
+//! x = [0.2, −0.1], where they are of order one.
 //!
 //! Run with `cargo run --example tensor_seed`.
 
-use ndarray::array;
-use reverse::Tape;
+use ndarray::{Array1, Array2, array};
+use reverse::prelude::*; // Tape, Var and the Float methods (tanh)
 use reverse::tensor::{Tensor, TensorError};
-use shared_ops::num_traits::Float;
 
-fn main() -> Result<(), TensorError> {
-    let x = Tensor::new(array![2.0, 3.0], true);
-    let w = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
+/// Numbers in one format, so that the three rows can be compared digit by digit.
+fn row(values: impl IntoIterator<Item = f64>) -> String {
+    let cells: Vec<String> = values.into_iter().map(|v| format!("{v:+.12e}")).collect();
+    format!("[{}]", cells.join(", "))
+}
 
-    let z = w.matmul(&x)?;
+fn report(w: &Array2<f64>, x: &Array1<f64>) -> Result<(), TensorError> {
+    println!("x = {}", row(x.iter().copied()));
+
+    // Tensors, as in PyTorch.
+    let xt = Tensor::new(x.clone(), true);
+    let wt = Tensor::new(w.clone(), true);
+    let z = wt.matmul(&xt)?;
     let loss = z.tanh().sum();
     loss.backward()?;
+    let (xg, wg) = (
+        xt.grad().expect("x requires grad"),
+        wt.grad().expect("W requires grad"),
+    );
+    println!(
+        "  W x = {}, L = {:+.12e}",
+        row(z.data().iter().copied()),
+        loss.item()?
+    );
+    println!(
+        "  tensor       x.grad = {}  W.grad = {}",
+        row(xg.iter().copied()),
+        row(wg.iter().copied())
+    );
 
-    println!("z = W x  = {}", *z.data());
-    println!("L        = {}", loss.item()?);
-    println!("x.grad   = {}", x.grad().expect("x requires grad"));
-    println!("W.grad   =\n{}", w.grad().expect("W requires grad"));
-
-    // The same gradients by hand.
-    let g = z.data().mapv(|v| 1.0 - v.tanh().powi(2));
-    let w_data = w
-        .data()
-        .clone()
-        .into_dimensionality::<ndarray::Ix2>()
-        .expect("2-D");
-    let g1 = g.into_dimensionality::<ndarray::Ix1>().expect("1-D");
-    let x1 = array![2.0, 3.0];
-    println!("analytic x.grad = {}", w_data.t().dot(&g1));
-    let outer = g1
-        .view()
-        .insert_axis(ndarray::Axis(1))
-        .dot(&x1.view().insert_axis(ndarray::Axis(0)));
-    println!("analytic W.grad =\n{outer}");
-
-    // The same function on the scalar tape: one Var per number.
+    // The scalar tape: one Var per number.
     let tape = Tape::new();
-    let xs = tape.vars(&[2.0, 3.0]);
-    let ws = tape.vars(&[1.0, 2.0, 3.0, 4.0]);
+    let xs = tape.vars(x.as_slice().expect("contiguous"));
+    let ws = tape.vars(w.as_slice().expect("contiguous"));
     let l = (ws[0] * xs[0] + ws[1] * xs[1]).tanh() + (ws[2] * xs[0] + ws[3] * xs[1]).tanh();
     let adj = tape.gradient(l);
-    println!("scalar tape x.grad = {:?}", adj.wrt_all(&xs));
-    println!("scalar tape W.grad = {:?}", adj.wrt_all(&ws));
+    println!(
+        "  scalar tape  x.grad = {}  W.grad = {}",
+        row(adj.wrt_all(&xs)),
+        row(adj.wrt_all(&ws))
+    );
+
+    // By hand: g = tanh'(W x) = 1 / cosh²(W x), exact where 1 − tanh² would cancel.
+    let g = w.dot(x).mapv(|v| 1.0 / v.cosh().powi(2));
+    let outer = g
+        .view()
+        .insert_axis(ndarray::Axis(1))
+        .dot(&x.view().insert_axis(ndarray::Axis(0)));
+    println!(
+        "  analytic     x.grad = {}  W.grad = {}",
+        row(w.t().dot(&g)),
+        row(outer.iter().copied())
+    );
+    Ok(())
+}
+
+fn main() -> Result<(), TensorError> {
+    let w = array![[1.0, 2.0], [3.0, 4.0]];
+    report(&w, &array![2.0, 3.0])?;
+    report(&w, &array![0.2, -0.1])?;
     Ok(())
 }
