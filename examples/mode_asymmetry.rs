@@ -10,12 +10,12 @@
 //!
 //! Run: `cargo run --release --example mode_asymmetry [-- --docs | path/to/chart.svg]`
 
-use benches::DenseTanh;
 use examples::chart::{self, COLORS, log2_axis};
 use jacobian::{CostReport, Direction, cost_report_with_runs, estimate};
 use plotters::prelude::*;
 use std::path::Path;
 use std::time::Instant;
+use workloads::DenseTanh;
 
 /// Passes over the grid, and timed runs per mode and cell in each pass.
 const PASSES: usize = 3;

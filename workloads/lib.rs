@@ -20,13 +20,13 @@
 //!   workloads of colourings and compressed sweeps.
 //!
 //! ```
-//! use benches::{Rosenbrock, rosenbrock_gradient, rosenbrock_input};
+//! use workloads::{Rosenbrock, rosenbrock_gradient, rosenbrock_input};
 //!
 //! let x = rosenbrock_input(5);
 //! let (_, g) = jacobian::gradient(&Rosenbrock::new(5), &x)?;
 //! let mut want = vec![0.0; 5];
 //! rosenbrock_gradient(&x, &mut want);
-//! benches::assert_close(&g, &want, 1e-12, "Rosenbrock gradient");
+//! workloads::assert_close(&g, &want, 1e-12, "Rosenbrock gradient");
 //! # Ok::<(), jacobian::Error>(())
 //! ```
 #![forbid(unsafe_code)]
@@ -48,8 +48,8 @@ pub use shared_ops::{Function, Op};
 /// a reverse tape holds about 10n nodes.
 ///
 /// ```
-/// assert_eq!(benches::rosenbrock(&[1.0_f64; 4]), 0.0);
-/// assert_eq!(benches::rosenbrock(&[0.0_f64, 0.0]), 1.0);
+/// assert_eq!(workloads::rosenbrock(&[1.0_f64; 4]), 0.0);
+/// assert_eq!(workloads::rosenbrock(&[0.0_f64, 0.0]), 1.0);
 /// ```
 pub fn rosenbrock<T: Op>(x: &[T]) -> T {
     let hundred = T::constant(100.0);
@@ -65,7 +65,7 @@ pub fn rosenbrock<T: Op>(x: &[T]) -> T {
 /// The benchmark input for Rosenbrock: `xᵢ = 0.5 + 0.01·(i mod 100)`.
 ///
 /// ```
-/// let x = benches::rosenbrock_input(102);
+/// let x = workloads::rosenbrock_input(102);
 /// assert_eq!((x[0], x[1], x[100], x[101]), (0.5, 0.51, 0.5, 0.51));
 /// ```
 pub fn rosenbrock_input(n: usize) -> Vec<f64> {
@@ -84,7 +84,7 @@ pub fn rosenbrock_input(n: usize) -> Vec<f64> {
 ///
 /// ```
 /// let mut g = [0.0; 2];
-/// benches::rosenbrock_gradient(&[0.0, 0.0], &mut g);
+/// workloads::rosenbrock_gradient(&[0.0, 0.0], &mut g);
 /// assert_eq!(g, [-2.0, 0.0]);
 /// ```
 pub fn rosenbrock_gradient(x: &[f64], g: &mut [f64]) {
@@ -105,7 +105,7 @@ pub fn rosenbrock_gradient(x: &[f64], g: &mut [f64]) {
 /// Rosenbrock's function as a [`Function`] with a declared size `(n, 1)`.
 ///
 /// ```
-/// use benches::{Function, Rosenbrock};
+/// use workloads::{Function, Rosenbrock};
 /// let f = Rosenbrock::new(3);
 /// assert_eq!(f.sizes(), Some((3, 1)));
 /// assert_eq!(f.eval(&[1.0_f64, 1.0, 1.0]), vec![0.0]);
@@ -138,7 +138,7 @@ impl Function for Rosenbrock {
 /// [`Op::constant`]) and m tanh: on a reverse tape, about 2·m·n nodes.
 ///
 /// ```
-/// use benches::{DenseTanh, Function};
+/// use workloads::{DenseTanh, Function};
 /// let f = DenseTanh::new(2, 3);
 /// assert_eq!(f.sizes(), Some((2, 3)));
 /// assert_eq!(f.a[1 * 2 + 1], 3.0_f64.sin() / 2.0); // A₁₁ = sin(1 + 2)/n
@@ -171,7 +171,7 @@ impl DenseTanh {
     /// If `x` does not have n entries.
     ///
     /// ```
-    /// use benches::DenseTanh;
+    /// use workloads::DenseTanh;
     /// let f = DenseTanh::new(2, 1);
     /// assert_eq!(f.jacobian(&[0.0, 0.0]), f.a); // at 0: J = A
     /// ```
@@ -212,7 +212,7 @@ impl Function for DenseTanh {
 /// The benchmark input for the dense layer: `xⱼ = 0.1·(j mod 17) − 0.3`.
 ///
 /// ```
-/// let x = benches::dense_input(18);
+/// let x = workloads::dense_input(18);
 /// assert_eq!((x[0], x[17]), (-0.3, -0.3));
 /// ```
 pub fn dense_input(n: usize) -> Vec<f64> {
@@ -227,8 +227,8 @@ pub fn dense_input(n: usize) -> Vec<f64> {
 /// If the lengths differ.
 ///
 /// ```
-/// assert_eq!(benches::max_rel_diff(&[1.0, 0.0], &[1.0, 0.0]), 0.0);
-/// assert_eq!(benches::max_rel_diff(&[2.0], &[1.0]), 0.5);
+/// assert_eq!(workloads::max_rel_diff(&[1.0, 0.0], &[1.0, 0.0]), 0.0);
+/// assert_eq!(workloads::max_rel_diff(&[2.0], &[1.0]), 0.5);
 /// ```
 pub fn max_rel_diff(got: &[f64], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len(), "lengths differ");
@@ -256,7 +256,7 @@ pub fn max_rel_diff(got: &[f64], want: &[f64]) -> f64 {
 /// If the lengths differ or an entry is off by more than `rel`, naming `what`.
 ///
 /// ```
-/// benches::assert_close(&[1.0, 2.0], &[1.0, 2.0 + 1e-15], 1e-12, "ok");
+/// workloads::assert_close(&[1.0, 2.0], &[1.0, 2.0 + 1e-15], 1e-12, "ok");
 /// ```
 #[track_caller]
 pub fn assert_close(got: &[f64], want: &[f64], rel: f64, what: &str) {
@@ -269,11 +269,11 @@ pub fn assert_close(got: &[f64], want: &[f64], rel: f64, what: &str) {
 /// [`DenseTanh::jacobian`] and with other crates' results.
 ///
 /// ```
-/// use benches::{DenseTanh, dense_input, row_major};
+/// use workloads::{DenseTanh, dense_input, row_major};
 /// let f = DenseTanh::new(3, 2);
 /// let x = dense_input(3);
 /// let j = jacobian::jacobian(&f, &x)?;
-/// benches::assert_close(&row_major(&j), &f.jacobian(&x), 1e-12, "Jacobian");
+/// workloads::assert_close(&row_major(&j), &f.jacobian(&x), 1e-12, "Jacobian");
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 pub fn row_major(j: &jacobian::Jacobian) -> Vec<f64> {

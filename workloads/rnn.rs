@@ -10,7 +10,7 @@ use reverse::checkpoint::Recurrence;
 /// `+ u·xᵢ + b` and a tanh.
 ///
 /// ```
-/// use benches::Rnn;
+/// use workloads::Rnn;
 /// use reverse::checkpoint::{checkpointed_gradient, recorded_gradient};
 /// let f = Rnn::new(3);
 /// let (p, h0) = (f.input(), f.initial_state());

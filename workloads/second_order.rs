@@ -7,7 +7,7 @@ use shared_ops::num_traits::Float;
 /// The exact Hessian of [`rosenbrock`](crate::rosenbrock), row-major n×n (tridiagonal).
 ///
 /// ```
-/// let h = benches::rosenbrock_hessian(&[1.0, 1.0]);
+/// let h = workloads::rosenbrock_hessian(&[1.0, 1.0]);
 /// assert_eq!(h, vec![802.0, -400.0, -400.0, 200.0]);
 /// ```
 pub fn rosenbrock_hessian(x: &[f64]) -> Vec<f64> {
@@ -27,9 +27,9 @@ pub fn rosenbrock_hessian(x: &[f64]) -> Vec<f64> {
 /// its Hessian is non-zero, so no sparsity helps, and each input meets a transcendental call.
 ///
 /// ```
-/// use benches::{Function, SinQuad};
+/// use workloads::{Function, SinQuad};
 /// let f = SinQuad::new(3);
-/// let x = benches::dense_input(3);
+/// let x = workloads::dense_input(3);
 /// let h = f.hessian(&x);
 /// assert_eq!(h.len(), 9);
 /// assert_eq!(h[1], h[3]); // symmetric

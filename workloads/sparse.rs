@@ -42,7 +42,7 @@ fn pattern(cols: usize, rows: &[Vec<usize>]) -> Pattern {
 /// dense Jacobian.
 ///
 /// ```
-/// use benches::{Function, sparse::Tridiagonal};
+/// use workloads::{Function, sparse::Tridiagonal};
 /// let f = Tridiagonal::new(3);
 /// assert_eq!(f.eval(&[0.0_f64, 1.0, 0.0]), vec![1.0, -2.0 + 1f64.sin(), 1.0]);
 /// let x = f.input();
@@ -118,7 +118,7 @@ impl Function for Tridiagonal {
 /// colours compress its columns (colour `(i + 2j) mod 5`; greedy orders find 6 or 7).
 ///
 /// ```
-/// use benches::{Function, sparse::Grid};
+/// use workloads::{Function, sparse::Grid};
 /// let f = Grid::new(3);
 /// assert_eq!(f.sizes(), Some((9, 9)));
 /// let u = f.input();

@@ -11,11 +11,11 @@
 //! RAYON_NUM_THREADS=1 cargo bench -p benches --bench checkpoint -- --warm-up-time 1 --measurement-time 2
 //! ```
 
-use benches::Rnn;
-use benches::gradbench::Ode;
 use criterion::{Criterion, criterion_group, criterion_main};
 use reverse::checkpoint::{Recurrence, checkpointed_gradient, recorded_gradient, run};
 use std::hint::black_box;
+use workloads::Rnn;
+use workloads::gradbench::Ode;
 
 const STEPS: usize = 100_000;
 const SLOTS: [usize; 2] = [50, 200];

@@ -21,9 +21,9 @@
 
 use std::hint::black_box;
 
-use benches::{DenseTanh, Function, dense_input};
 use criterion::{Criterion, criterion_group, criterion_main};
 use jacobian::Mode;
+use workloads::{DenseTanh, Function, dense_input};
 
 /// `(n, m)`: inputs and outputs.
 const SHAPES: [(usize, usize); 3] = [(4, 256), (256, 4), (64, 64)];
@@ -60,11 +60,11 @@ mod peers {
     use ad_trait::differentiable_function::{ForwardAD, ForwardADMulti, ReverseAD};
     use ad_trait::forward_ad::adfn::adfn;
     use ad_trait::function_engine::FunctionEngine;
-    use benches::assert_close;
-    use benches::peers::{AdDense, dense_num_dual};
     use criterion::{BenchmarkGroup, measurement::WallTime};
     use nalgebra::{DMatrix, DVector, SMatrix, SVector};
     use num_dual::{DualDVec64, DualSVec64};
+    use workloads::assert_close;
+    use workloads::peers::{AdDense, dense_num_dual};
 
     /// Peer results must match ours to this relative difference before they are timed.
     const REL: f64 = 1e-10;
@@ -129,10 +129,10 @@ mod peers {
             b.iter(|| num_dual_dyn(f, black_box(&xd)))
         });
 
-        let j = benches::peers::echidna_dense_jacobian8(f, x);
+        let j = workloads::peers::echidna_dense_jacobian8(f, x);
         assert_close(&j, &want, REL, "echidna_forward_dualvec8");
         group.bench_function("echidna_forward_dualvec8", |b| {
-            b.iter(|| benches::peers::echidna_dense_jacobian8(f, black_box(x)))
+            b.iter(|| workloads::peers::echidna_dense_jacobian8(f, black_box(x)))
         });
 
         let ad = AdDense(f.clone());

@@ -10,8 +10,8 @@
 
 use std::hint::black_box;
 
-use benches::{Rosenbrock, rosenbrock_input};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use workloads::{Rosenbrock, rosenbrock_input};
 
 fn bench(c: &mut Criterion) {
     let n = 100_000;
@@ -32,7 +32,7 @@ fn bench(c: &mut Criterion) {
     let nodes = {
         let tape = reverse::Tape::new();
         let xs = tape.vars(&x);
-        let _ = benches::rosenbrock(&xs);
+        let _ = workloads::rosenbrock(&xs);
         tape.stats().nodes
     };
     group.bench_function("hinted", |b| {

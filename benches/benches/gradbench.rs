@@ -17,11 +17,11 @@
 
 use std::hint::black_box;
 
-use benches::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
-use benches::{Function, assert_close};
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
+use workloads::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
+use workloads::{Function, assert_close};
 
 /// Times the plain function and our reverse gradient; returns the gradient for the peers'
 /// checks.
@@ -109,8 +109,8 @@ fn kmeans(c: &mut Criterion) {
 #[cfg(feature = "peers")]
 mod peers {
     use super::*;
-    use benches::peers::FloatObjective;
     use echidna::{BReverse, Reverse};
+    use workloads::peers::FloatObjective;
 
     /// Relative agreement asked of a peer's gradient before it is timed.
     const REL: f64 = 1e-9;

@@ -16,11 +16,13 @@
 //! python3 benches/table.py --filter hessian
 //! ```
 
-use benches::{Function, Rosenbrock, SinQuad, assert_close, rosenbrock_hessian, rosenbrock_input};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use jacobian::Pair;
 use std::hint::black_box;
+use workloads::{
+    Function, Rosenbrock, SinQuad, assert_close, rosenbrock_hessian, rosenbrock_input,
+};
 
 /// Pair ids as they appear in the tables.
 fn id(pair: Pair) -> &'static str {
@@ -81,7 +83,7 @@ fn bench(c: &mut Criterion) {
         #[cfg(feature = "peers")]
         peers::bench(
             &mut group,
-            &|v| benches::peers::rosenbrock_float(v),
+            &|v| workloads::peers::rosenbrock_float(v),
             &x,
             &want,
         );
@@ -89,13 +91,13 @@ fn bench(c: &mut Criterion) {
     }
     for n in [8, 64] {
         let f = SinQuad::new(n);
-        let x = benches::dense_input(n);
+        let x = workloads::dense_input(n);
         let mut group = c.benchmark_group(format!("hessian_sinquad_n={n}"));
         let want = f.hessian(&x);
         pairs(&mut group, &f, &x, &want);
         #[cfg(feature = "peers")]
         {
-            use benches::peers::FloatObjective;
+            use workloads::peers::FloatObjective;
             peers::bench(&mut group, &|v| f.eval_float(v), &x, &want);
         }
         group.finish();

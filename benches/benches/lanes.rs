@@ -16,13 +16,13 @@
 
 use std::hint::black_box;
 
-use benches::sparse::{BaBlock, BundleAdjustment};
-use benches::{DenseTanh, Function, Rosenbrock, dense_input, rosenbrock_input};
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
 use forward::DualVec;
 use jacobian::PreparedJacobian;
+use workloads::sparse::{BaBlock, BundleAdjustment};
+use workloads::{DenseTanh, Function, Rosenbrock, dense_input, rosenbrock_input};
 
 /// Forward Jacobians of `f` at `x` with each lane count, and with the plan's.
 fn by_lanes<F: Function + Sync + Clone>(

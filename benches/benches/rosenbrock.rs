@@ -26,9 +26,9 @@
 
 use std::hint::black_box;
 
-use benches::{Rosenbrock, rosenbrock, rosenbrock_gradient, rosenbrock_input};
 use criterion::{Criterion, criterion_group, criterion_main};
 use jacobian::Mode;
+use workloads::{Rosenbrock, rosenbrock, rosenbrock_gradient, rosenbrock_input};
 
 /// Input sizes, one group each.
 const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
@@ -135,12 +135,12 @@ mod peers {
     use ad_trait::differentiable_function::{ForwardAD, ForwardADMulti, ReverseAD};
     use ad_trait::forward_ad::adfn::adfn;
     use ad_trait::function_engine::FunctionEngine;
-    use benches::assert_close;
-    use benches::peers::{AdRosenbrock, rosenbrock_float, rosenbrock_num_dual};
     use criterion::{BenchmarkGroup, measurement::WallTime};
     use echidna::{BReverse, Dual, Reverse};
     use nalgebra::{DVector, SVector};
     use num_dual::{DualDVec64, DualSVec64};
+    use workloads::assert_close;
+    use workloads::peers::{AdRosenbrock, rosenbrock_float, rosenbrock_num_dual};
 
     /// Peer results must match ours to this relative difference before they are timed.
     const REL: f64 = 1e-10;

@@ -25,15 +25,15 @@
 //! python3 benches/table.py --filter sparse
 //! ```
 
-use benches::gradbench::Kmeans;
-use benches::sparse::{BundleAdjustment, Grid, Tridiagonal};
-use benches::{Function, Rosenbrock, assert_close, rosenbrock_input};
 use criterion::{Criterion, criterion_group, criterion_main};
 use jacobian::sparse::{
     Detection, Order, PreparedSparseHessian, PreparedSparseJacobian, SparseJacobian,
     colour_columns, jacobian_pattern, sparse_hessian, sparse_jacobian,
 };
 use std::hint::black_box;
+use workloads::gradbench::Kmeans;
+use workloads::sparse::{BundleAdjustment, Grid, Tridiagonal};
+use workloads::{Function, Rosenbrock, assert_close, rosenbrock_input};
 
 /// A point near `x` but not equal: where the prepared objects are timed.
 fn shifted(x: &[f64]) -> Vec<f64> {
@@ -114,7 +114,7 @@ fn tridiagonal(c: &mut Criterion) {
         });
         #[cfg(feature = "peers")]
         {
-            use benches::peers::{EchidnaSparseJacobian, echidna_sparse_jacobian};
+            use workloads::peers::{EchidnaSparseJacobian, echidna_sparse_jacobian};
             if n <= 10_000 {
                 let (_, _, v) = echidna_sparse_jacobian(&f, &x);
                 assert_close(&v, &want, 1e-12, "echidna one-shot");
@@ -158,7 +158,7 @@ fn bundle_adjustment(c: &mut Criterion) {
     jacobian_ids(&mut group, &f, &x, None);
     #[cfg(feature = "peers")]
     {
-        use benches::peers::EchidnaSparseJacobian;
+        use workloads::peers::EchidnaSparseJacobian;
         let y = shifted(&x);
         let mut e = EchidnaSparseJacobian::with_pattern(&f, &x, &f.pattern());
         let ours = sparse_jacobian(&f, &y).unwrap();
@@ -194,7 +194,7 @@ fn hessians(c: &mut Criterion) {
         });
         #[cfg(feature = "peers")]
         {
-            use benches::peers::{EchidnaSparseHessian, echidna_sparse_hessian};
+            use workloads::peers::{EchidnaSparseHessian, echidna_sparse_hessian};
             group.bench_function("echidna_one_shot", |b| {
                 b.iter(|| echidna_sparse_hessian(&f, black_box(&x)))
             });

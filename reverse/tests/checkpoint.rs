@@ -1,6 +1,6 @@
 //! Checkpointing: the gradient equals a whole recording's bit for bit, the schedule advances as
 //! few steps as the binomial bound says, and wrong arguments are errors that name the sizes.
-//! (The GradBench ODE and an RNN over 10⁵ steps are checked in `benches/tests/checkpoint.rs`,
+//! (The GradBench ODE and an RNN over 10⁵ steps are checked in `workloads/tests/checkpoint.rs`,
 //! beside those workloads.)
 
 use core::any::TypeId;

@@ -2,13 +2,13 @@
 //! GradBench `gmm` workload `64_100_1000`): tape size, time and the peak resident memory of the
 //! process, which is what decides whether it runs on a machine at all.
 //!
-//! Run: `cargo run --release -p benches --example gmm_memory [-- d k n]`; with
+//! Run: `cargo run --release -p workloads --example gmm_memory [-- d k n]`; with
 //! `--features peers -- d k n echidna` the same for echidna's reverse tape.
 
-use benches::Function;
-use benches::gradbench::Gmm;
 use reverse::Tape;
 use std::time::Instant;
+use workloads::Function;
+use workloads::gradbench::Gmm;
 
 /// A field of /proc/self/status in MiB (Linux; 0 elsewhere).
 fn status_mib(field: &str) -> f64 {
@@ -83,7 +83,7 @@ fn main() {
 /// echidna's Adept-style reverse gradient of the same objective, for its time and memory.
 #[cfg(feature = "peers")]
 fn peer(f: &Gmm, p: &[f64], baseline: f64) {
-    use benches::peers::FloatObjective;
+    use workloads::peers::FloatObjective;
     let start = Instant::now();
     let g = echidna::grad(|v: &[echidna::Reverse<f64>]| f.eval_float(v), p);
     println!(

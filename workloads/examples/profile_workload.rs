@@ -1,10 +1,10 @@
 //! Repeats one workload's reverse gradient, for profilers: `perf record` this program.
 //!
-//! Run: `cargo run --release -p benches --example profile_workload -- <llsq|lse|det|gmm> [reps]`
+//! Run: `cargo run --release -p workloads --example profile_workload -- <llsq|lse|det|gmm> [reps]`
 
-use benches::gradbench::{Det, Gmm, Llsq, Lse};
-use benches::{Function, Rosenbrock, rosenbrock_input};
 use std::time::Instant;
+use workloads::gradbench::{Det, Gmm, Llsq, Lse};
+use workloads::{Function, Rosenbrock, rosenbrock_input};
 
 fn run<F: Function>(f: &F, x: &[f64], reps: usize) {
     let start = Instant::now();

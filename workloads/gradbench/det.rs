@@ -7,12 +7,12 @@ use shared_ops::num_traits::Float;
 /// Its gradient is the matrix of cofactors (GradBench: ℓ from 5 to 11).
 ///
 /// ```
-/// use benches::{Function, gradbench::Det};
+/// use workloads::{Function, gradbench::Det};
 /// let f = Det::new(3);
 /// assert_eq!(f.eval(&[2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 4.0]), vec![24.0]);
 /// let x = f.input();
 /// let (_, g) = jacobian::gradient(&f, &x)?;
-/// benches::assert_close(&g, &f.cofactors(&x), 1e-12, "cofactors");
+/// workloads::assert_close(&g, &f.cofactors(&x), 1e-12, "cofactors");
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,13 +21,13 @@ use shared_ops::num_traits::Float;
 /// Each row of `Qₖ(xᵢ − μₖ)` is one [`Op::dot`], and so is each squared norm.
 ///
 /// ```
-/// use benches::{Function, gradbench::Gmm};
+/// use workloads::{Function, gradbench::Gmm};
 /// let f = Gmm::new(2, 3, 5);
 /// let p = f.input();
 /// assert_eq!(p.len(), 3 + 6 + 6 + 3);
 /// let (_, g) = jacobian::gradient(&f, &p)?;
 /// let fwd = jacobian::jacobian_with(&f, &p, jacobian::Mode::Forward)?;
-/// benches::assert_close(&g, fwd.matrix.as_slice(), 1e-12, "gmm");
+/// workloads::assert_close(&g, fwd.matrix.as_slice(), 1e-12, "gmm");
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]

@@ -10,12 +10,12 @@ use shared_ops::num_traits::Float;
 /// gradient too ([`jacobian::hvp`]).
 ///
 /// ```
-/// use benches::gradbench::Kmeans;
+/// use workloads::gradbench::Kmeans;
 /// let f = Kmeans::new(5, 30, 3);
 /// let c = f.input();
 /// let p = jacobian::hvp(&f, &c, &vec![1.0; c.len()])?;
 /// let dir: Vec<f64> = p.gradient.iter().zip(&p.product).map(|(g, h)| g / h).collect();
-/// benches::assert_close(&dir, &f.dir(&c), 1e-13, "Newton direction");
+/// workloads::assert_close(&dir, &f.dir(&c), 1e-13, "Newton direction");
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Debug)]

@@ -10,11 +10,11 @@ use shared_ops::num_traits::Float;
 /// C++ reference accumulates them (a running power, no `pow`).
 ///
 /// ```
-/// use benches::{Function, gradbench::Llsq};
+/// use workloads::{Function, gradbench::Llsq};
 /// let f = Llsq::new(4, 3);
 /// let x = f.input();
 /// let (_, g) = jacobian::gradient(&f, &x)?;
-/// benches::assert_close(&g, &f.gradient(&x), 1e-12, "llsq");
+/// workloads::assert_close(&g, &f.gradient(&x), 1e-12, "llsq");
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]

@@ -7,11 +7,11 @@ use shared_ops::num_traits::Float;
 /// softmax (GradBench: n from 2 500 to 1 280 000).
 ///
 /// ```
-/// use benches::{Function, gradbench::Lse};
+/// use workloads::{Function, gradbench::Lse};
 /// let f = Lse::new(5);
 /// let x = f.input();
 /// let (_, g) = jacobian::gradient(&f, &x)?;
-/// benches::assert_close(&g, &Lse::gradient(&x), 1e-14, "softmax");
+/// workloads::assert_close(&g, &Lse::gradient(&x), 1e-14, "softmax");
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

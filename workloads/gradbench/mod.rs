@@ -50,7 +50,7 @@ pub trait Reduce<T> {
 /// Our reductions: `Sum` and [`Op::dot`], each one n-ary node on a tape.
 ///
 /// ```
-/// use benches::gradbench::{Nary, Reduce};
+/// use workloads::gradbench::{Nary, Reduce};
 /// assert_eq!(Nary.dot(&[1.0, 2.0], &[3.0, 4.0]), 11.0);
 /// assert_eq!(Nary.sum([1.0, 2.0].into_iter()), 3.0);
 /// ```
@@ -70,7 +70,7 @@ impl<T: Op> Reduce<T> for Nary {
 /// `Sum`): the same order of operations as [`Nary`].
 ///
 /// ```
-/// use benches::gradbench::{Folds, Reduce};
+/// use workloads::gradbench::{Folds, Reduce};
 /// assert_eq!(Folds.dot(&[1.0, 2.0], &[3.0, 4.0]), 11.0);
 /// assert_eq!(Folds.sum(std::iter::empty::<f64>()), 0.0);
 /// ```
@@ -96,8 +96,8 @@ fn c<T: Float>(v: f64) -> T {
 /// [0, 1) and standard normals (Box–Muller).
 ///
 /// ```
-/// let mut a = benches::gradbench::Rng::new(31337);
-/// let mut b = benches::gradbench::Rng::new(31337);
+/// let mut a = workloads::gradbench::Rng::new(31337);
+/// let mut b = workloads::gradbench::Rng::new(31337);
 /// let u = a.uniform();
 /// assert!((0.0..1.0).contains(&u));
 /// assert_eq!(u, b.uniform());

@@ -12,7 +12,7 @@ use reverse::checkpoint::Recurrence;
 /// i − 1 only), so that a step allocates nothing.
 ///
 /// ```
-/// use benches::gradbench::Ode;
+/// use workloads::gradbench::Ode;
 /// use reverse::checkpoint::{checkpointed_gradient, run};
 /// let f = Ode::new(4, 1000);
 /// let (x, y0) = (f.input(), f.initial_state());
@@ -20,7 +20,7 @@ use reverse::checkpoint::Recurrence;
 /// // RK4 is exact to O(h⁴) on this polynomial solution.
 /// assert!((y - Ode::solution(&x)).abs() < 1e-12 * y);
 /// let g = checkpointed_gradient(&f, &x, &y0, f.s, 20)?;
-/// benches::assert_close(&g.wrt_params, &Ode::solution_gradient(&x), 1e-12, "∂y/∂x");
+/// workloads::assert_close(&g.wrt_params, &Ode::solution_gradient(&x), 1e-12, "∂y/∂x");
 /// # Ok::<(), reverse::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,7 +36,7 @@ use shared_ops::num_traits::Float;
 /// features the exact projections plus a deterministic noise of half a pixel.
 ///
 /// ```
-/// use benches::{Function, sparse::BundleAdjustment};
+/// use workloads::{Function, sparse::BundleAdjustment};
 /// let f = BundleAdjustment::new(3, 5, 11);
 /// assert_eq!(f.sizes(), Some((3 * 11 + 5 * 3 + 11, 3 * 11)));
 /// assert_eq!(f.observation(7), (1, 2)); // camera 7 mod 3, point 7 mod 5
@@ -211,7 +211,7 @@ impl Function for BundleAdjustment {
 /// is one block of the BA Jacobian. What a BA solver differentiates 31 843 times per step.
 ///
 /// ```
-/// use benches::{Function, sparse::{BaBlock, BundleAdjustment}};
+/// use workloads::{Function, sparse::{BaBlock, BundleAdjustment}};
 /// let ba = BundleAdjustment::new(2, 3, 4);
 /// let (block, x) = BaBlock::of(&ba, 1);
 /// assert_eq!(block.sizes(), Some((15, 2)));

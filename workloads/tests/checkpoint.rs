@@ -2,12 +2,12 @@
 //! recurrent layer. The gradient is the whole recording's bit for bit, with at most 1/20 of its
 //! memory; and it is right (against the ODE's exact solution, and forward mode on the RNN).
 
-use benches::gradbench::Ode;
-use benches::{Rnn, assert_close};
 use forward::Dual;
 use reverse::checkpoint::{
     LoopGradient, Recurrence, advances, checkpointed_gradient, recorded_gradient, run,
 };
+use workloads::gradbench::Ode;
+use workloads::{Rnn, assert_close};
 
 const STEPS: usize = 100_000;
 

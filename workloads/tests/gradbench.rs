@@ -1,10 +1,10 @@
 //! The GradBench objectives: values against independent formulas, gradients against hand-written
 //! ones, forward mode and central differences.
 
-use benches::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
-use benches::{Function, assert_close};
 use jacobian::Mode;
 use nalgebra::DMatrix;
+use workloads::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
+use workloads::{Function, assert_close};
 
 /// Reverse gradient, forward gradient (n forward sweeps) and the value.
 fn both_modes<F: Function + Sync>(f: &F, x: &[f64]) -> (f64, Vec<f64>, Vec<f64>) {
@@ -233,8 +233,8 @@ fn gmm_at_the_benchmark_size_runs() {
 /// the n-ary ones, and, recorded on our tape as chains of binary operations, the same gradients.
 #[test]
 fn folds_and_nary_reductions_agree() {
-    use benches::gradbench::Folds;
     use reverse::Var;
+    use workloads::gradbench::Folds;
     /// `folded` is the objective with folds, on f64 and on our tape; `nary` is the Function.
     fn agree<F: Function>(
         name: &str,

@@ -2,10 +2,10 @@
 //! formulas, and their declared patterns against the Jacobians' nonzeros; with feature `peers`,
 //! echidna's sparse Jacobians and Hessians against our dense ones.
 
-use benches::sparse::{BundleAdjustment, Grid, Tridiagonal};
-use benches::{Function, assert_close, row_major};
 use jacobian::Mode;
 use jacobian::sparse::Pattern;
+use workloads::sparse::{BundleAdjustment, Grid, Tridiagonal};
+use workloads::{Function, assert_close, row_major};
 
 /// The Jacobian (row-major) in forward mode, checked against reverse mode, and the value of
 /// both against the plain function.
@@ -242,12 +242,12 @@ fn bundle_adjustment_jacobian_at_a_zero_rotation() {
 #[cfg(feature = "peers")]
 mod peers {
     use super::{Pattern, both_modes};
-    use benches::peers::{
+    use workloads::peers::{
         EchidnaSparseHessian, EchidnaSparseJacobian, FloatResiduals, echidna_sparse_hessian,
         echidna_sparse_jacobian, tridiagonal_float,
     };
-    use benches::sparse::{BundleAdjustment, Grid, Tridiagonal};
-    use benches::{Function, Rosenbrock, assert_close, rosenbrock_hessian, rosenbrock_input};
+    use workloads::sparse::{BundleAdjustment, Grid, Tridiagonal};
+    use workloads::{Function, Rosenbrock, assert_close, rosenbrock_hessian, rosenbrock_input};
 
     /// The pattern of coordinates `(rows, cols)` of an m×n matrix.
     fn coordinates(m: usize, n: usize, rows: &[u32], cols: &[u32]) -> Pattern {

@@ -1,10 +1,10 @@
 //! Our gradients and Jacobians, in every mode, against the hand-written ones.
 
-use benches::{
+use jacobian::Mode;
+use workloads::{
     DenseTanh, Function, Rosenbrock, assert_close, dense_input, rosenbrock, rosenbrock_gradient,
     rosenbrock_input, row_major,
 };
-use jacobian::Mode;
 
 const REL: f64 = 1e-12;
 
@@ -114,9 +114,9 @@ fn declared_sizes_are_enforced() {
 
 #[test]
 fn max_rel_diff_sees_nan_and_scale() {
-    assert_eq!(benches::max_rel_diff(&[f64::NAN], &[1.0]), f64::INFINITY);
-    assert_eq!(benches::max_rel_diff(&[1e-300], &[0.0]), 1.0);
-    assert!(benches::max_rel_diff(&[1.0 + 1e-15], &[1.0]) < 1e-14);
+    assert_eq!(workloads::max_rel_diff(&[f64::NAN], &[1.0]), f64::INFINITY);
+    assert_eq!(workloads::max_rel_diff(&[1e-300], &[0.0]), 1.0);
+    assert!(workloads::max_rel_diff(&[1.0 + 1e-15], &[1.0]) < 1e-14);
 }
 
 /// The tape's memory target: Rosenbrock with n = 10⁴ takes at most 16 bytes per elementary
