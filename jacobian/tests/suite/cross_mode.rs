@@ -1,8 +1,6 @@
 //! Forward = reverse = finite differences, and f64 = Dual = Var values, on generated programs.
 
-mod common;
-
-use common::{Program, fd_column, program, rel_close};
+use crate::common::{Program, fd_column, program, rel_close};
 use forward::Dual;
 use jacobian::{Function, Mode, jacobian_with};
 use proptest::prelude::*;

@@ -2,9 +2,7 @@
 //! row equals its single-direction product bit for bit, every lane count gives the same
 //! matrix, and the products match finite differences.
 
-mod common;
-
-use common::{central, program, rel_close};
+use crate::common::{central, program, rel_close};
 use jacobian::{Function, Mode, Op, PreparedJacobian, jacobian_with};
 use nalgebra::DMatrix;
 use proptest::prelude::*;

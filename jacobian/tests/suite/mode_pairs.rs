@@ -4,9 +4,7 @@
 //! the Hessian-vector product H·v and the full Hessian; they must agree with each other to
 //! 1e-12, and with central differences of the gradient where those can be trusted.
 
-mod common;
-
-use common::{Instr, Program, program, rel_close};
+use crate::common::{Instr, Program, program, rel_close};
 use forward::Dual;
 use jacobian::{Function, Op};
 use proptest::prelude::*;

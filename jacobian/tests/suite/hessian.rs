@@ -3,9 +3,7 @@
 //! other, finite differences of the gradient, and exact symmetry) and on functions with known
 //! Hessians (1e-12).
 
-mod common;
-
-use common::{Program, fd_column, program, rel_close};
+use crate::common::{Program, fd_column, program, rel_close};
 use jacobian::{Error, Function, Grad, JacFwd, JacRev, Jvp, Mode, Op, Pair, Vjp};
 use nalgebra::DMatrix;
 use proptest::prelude::*;

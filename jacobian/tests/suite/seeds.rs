@@ -1,8 +1,6 @@
 //! The four seed examples, each in both modes, against exact values.
 
-mod common;
-
-use common::Sigmoid;
+use crate::common::Sigmoid;
 use forward::{Dual, derivative};
 use jacobian::{Function, Mode, Op, jacobian_with};
 use reverse::Tape;

@@ -4,9 +4,7 @@
 //! known formulas: d det X = det X · tr(X⁻¹ dX), d X⁻¹ = −X⁻¹ dX X⁻¹, dλ = vᵀ dA v,
 //! dσ = uᵀ dX v.
 
-mod common;
-
-use common::fd_column;
+use crate::common::fd_column;
 use jacobian::{Function, Grad, Mode, Op, PreparedGradient, Real, Replay, jacobian_with, jvp};
 use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;

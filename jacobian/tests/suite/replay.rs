@@ -1,9 +1,7 @@
 //! Re-evaluation of recordings at new points: bit for bit what a fresh recording gives, on
 //! generated programs with branches; guards that fail where a branch flips; the errors.
 
-mod common;
-
-use common::{Program, program};
+use crate::common::{Program, program};
 use forward::Dual;
 use jacobian::{Function, Op};
 use proptest::prelude::*;
@@ -74,7 +72,7 @@ fn branchy() -> impl Strategy<Value = (Branchy, Vec<f64>, Vec<f64>)> {
     (
         program(),
         prop::collection::vec((any::<u8>(), any::<usize>(), any::<usize>()), 0..8),
-        prop::collection::vec(common::input(), 4),
+        prop::collection::vec(crate::common::input(), 4),
         0..3usize,
     )
         .prop_map(|((base, x0), steps, far, near)| {

@@ -1,0 +1,20 @@
+//! The `jacobian` crate's integration tests, one module per topic, in one test binary: the
+//! generated programs of `common` and the drivers they run through are compiled once, not once
+//! per file (the cold `cargo test` pays for every instantiation of nalgebra and of the four
+//! Hessian pairs per binary). Run one topic with `cargo test -p jacobian --test suite hessian::`.
+
+mod common;
+mod cross_mode;
+mod empty_input;
+mod errors;
+mod hessian;
+mod linalg;
+mod mode_pairs;
+mod plan;
+mod replay;
+mod report;
+mod seed_matrices;
+mod seeds;
+mod sparse;
+mod sparse_drivers;
+mod structural;
