@@ -76,6 +76,23 @@ fn scalar_f64(d: &TapeData<f64>, adj: &mut [f64]) {
 /// The sweep for any scalar (`Dual`s, `Var`s of an outer tape): a zero adjoint or partial is
 /// skipped, never multiplied.
 fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
+    observed(d, adj, |_| {});
+}
+
+/// One term the sweep adds: `adj[parent] += partial · adjoint`, where `adjoint` is node
+/// `node`'s, and `after` is `adj[parent]` with the term added. A unit edge has partial ±1.
+pub(crate) struct Term<T> {
+    pub node: usize,
+    pub parent: u32,
+    pub partial: T,
+    pub adjoint: T,
+    pub after: T,
+}
+
+/// [`generic`], telling `visit` every term it adds, in the order it adds them. The trace's
+/// reverse sweep is this kernel with a visitor that writes the steps down; `generic` passes one
+/// that does nothing, which compiles away.
+pub(crate) fn observed<T: Op>(d: &TapeData<T>, adj: &mut [T], mut visit: impl FnMut(Term<T>)) {
     let (parent, partial, unit) = (d.parents(), d.partials(), d.units());
     for (i, edges) in d.walk_back(adj.len()) {
         let a = adj[i];
@@ -90,17 +107,35 @@ fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
                 for (&p, &w) in parent[lo..hi].iter().zip(&partial[lo..hi]) {
                     if !w.is_structural_zero() {
                         adj[p as usize] += w * a;
+                        let after = adj[p as usize];
+                        visit(Term {
+                            node: i,
+                            parent: p,
+                            partial: w,
+                            adjoint: a,
+                            after,
+                        });
                     }
                 }
             }
             Edges::Unit(lo, hi) => {
                 for &p in &unit[lo..hi] {
                     let q = (p & !NEG) as usize;
-                    if p & NEG == 0 {
+                    let w = if p & NEG == 0 {
                         adj[q] += a;
+                        T::one()
                     } else {
                         adj[q] -= a;
-                    }
+                        -T::one()
+                    };
+                    let after = adj[q];
+                    visit(Term {
+                        node: i,
+                        parent: p & !NEG,
+                        partial: w,
+                        adjoint: a,
+                        after,
+                    });
                 }
             }
         }

@@ -2,7 +2,7 @@
 //!
 //! The recording is `Send + Sync`, so the sweeps of one recording can run on several threads.
 
-mod kernel;
+pub(crate) mod kernel;
 mod sets;
 
 use crate::tape::live::foreign;

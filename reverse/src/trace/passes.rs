@@ -4,6 +4,7 @@
 use super::names::{BAR, DOT, decorate, num};
 use super::view::View;
 use super::{Pass, Step, Term, Trace};
+use crate::sweep::kernel;
 use shared_ops::OpCode;
 
 /// The primal pass of `data`: every node's formula, value and local partials.
@@ -135,16 +136,16 @@ pub(super) fn tangent(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
     }
 }
 
-/// An adjoint sweep over `data` from `seeds` (node, v̄), step for step as the sweep kernel
-/// makes it: nodes after the last seed are not visited, and a zero adjoint or a zero partial
-/// propagates nothing.
+/// An adjoint sweep over `data` from `seeds` (node, v̄): the sweep kernel itself
+/// ([`kernel::observed`]), each term it adds written down as a step. Nodes after the last seed
+/// are not visited, and a zero adjoint or a zero partial propagates nothing.
 pub(super) fn adjoint(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
     let end = seeds
         .iter()
         .map(|&(i, _)| i as usize + 1)
         .max()
         .unwrap_or(0);
-    let mut adj = vec![0.0; view.len()];
+    let mut adj = vec![0.0; end];
     let mut steps = Vec::new();
     for &(i, s) in seeds {
         adj[i as usize] += s;
@@ -158,29 +159,24 @@ pub(super) fn adjoint(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
             value: adj[i as usize],
         });
     }
-    for i in (0..end).rev() {
-        let a = adj[i];
-        if a == 0.0 {
-            continue;
-        }
-        for (u, w) in view.edges(i) {
-            adj[u as usize] += w * a;
-            steps.push(Step {
-                node: u,
-                name: view.name(u).to_string(),
-                op: view.op(u as usize),
-                expr: view.expr(u as usize).0,
-                seed: None,
-                terms: vec![Term {
-                    node: i as u32,
-                    name: view.names[i].clone(),
-                    partial: w,
-                    factor: a,
-                }],
-                value: adj[u as usize],
-            });
-        }
-    }
+    kernel::observed(view.data, &mut adj, |t| {
+        let (u, i) = (t.parent, t.node);
+        steps.push(Step {
+            node: u,
+            name: view.name(u).to_string(),
+            op: view.op(u as usize),
+            expr: view.expr(u as usize).0,
+            seed: None,
+            terms: vec![Term {
+                node: i as u32,
+                name: view.names[i].clone(),
+                partial: t.partial,
+                factor: t.adjoint,
+            }],
+            value: t.after,
+        });
+    });
+    adj.resize(view.len(), 0.0);
     let grads: Vec<String> = (0..view.len())
         .filter(|&i| view.ops[i] == OpCode::Input)
         .map(|i| format!("{} = {}", decorate(&view.names[i], BAR), num(adj[i])))

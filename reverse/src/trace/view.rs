@@ -11,6 +11,8 @@ use std::collections::HashMap;
 /// A traced tape with its node names resolved and its edges read per node.
 pub(super) struct View<'a> {
     pub(super) id: u64,
+    /// The tape itself, for the sweep kernel.
+    pub(super) data: &'a TapeData<f64>,
     pub(super) values: &'a [f64],
     pub(super) ops: &'a [OpCode],
     /// Per node, its operands with `∂vᵢ/∂operand`, in the order the sweep follows them (a unit
@@ -80,6 +82,7 @@ impl<'a> View<'a> {
             .collect();
         View {
             id,
+            data,
             values: &program.values[..program.len()],
             ops: &program.ops,
             operands,
@@ -114,11 +117,6 @@ impl<'a> View<'a> {
     /// is not recorded. (For `x·x` the tape holds one edge to `x` with the whole partial.)
     pub(super) fn operands(&self, i: usize) -> &[(u32, f64)] {
         &self.operands[i]
-    }
-
-    /// The edges into node `i` that a sweep follows: the non-zero partials.
-    pub(super) fn edges(&self, i: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
-        self.operands[i].iter().copied().filter(|&(_, w)| w != 0.0)
     }
 
     /// The formula of node `i` in terms of its operands' names. The second return is true when
