@@ -2,6 +2,9 @@
 //! generated programs of `common` and the drivers they run through are compiled once, not once
 //! per file (the cold `cargo test` pays for every instantiation of nalgebra and of the four
 //! Hessian pairs per binary). Run one topic with `cargo test -p jacobian --test suite hessian::`.
+//!
+//! proptest keeps the failures it found in `tests/proptest-regressions/<module>.txt` (beside the
+//! folder that holds `main.rs`) and replays them before new cases.
 
 mod common;
 mod cross_mode;
