@@ -1,3 +1,5 @@
+//! The closure drivers and the basic tape: values, gradients, Jacobian rows, structural zeros.
+
 use reverse::{Float, Tape, Var, gradient, jacobian_rows, vjp};
 use shared_ops::Op;
 
