@@ -80,13 +80,22 @@ fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
 }
 
 /// One term the sweep adds: `adj[parent] += partial · adjoint`, where `adjoint` is node
-/// `node`'s, and `after` is `adj[parent]` with the term added. A unit edge has partial ±1.
+/// `node`'s, and `after` is `adj[parent]` with the term added.
 pub(crate) struct Term<T> {
     pub node: usize,
     pub parent: u32,
-    pub partial: T,
+    pub partial: Partial<T>,
     pub adjoint: T,
     pub after: T,
+}
+
+/// A term's partial: a stored weight, or a unit edge's sign. The sign is not made a `T`
+/// here: on a tape of `Var`s, `−1` would be an operation on the outer tape, in the hot loop
+/// that the do-nothing visitor of [`generic`] must leave as it was.
+pub(crate) enum Partial<T> {
+    Weight(T),
+    Plus,
+    Minus,
 }
 
 /// [`generic`], telling `visit` every term it adds, in the order it adds them. The trace's
@@ -111,7 +120,7 @@ pub(crate) fn observed<T: Op>(d: &TapeData<T>, adj: &mut [T], mut visit: impl Fn
                         visit(Term {
                             node: i,
                             parent: p,
-                            partial: w,
+                            partial: Partial::Weight(w),
                             adjoint: a,
                             after,
                         });
@@ -121,18 +130,18 @@ pub(crate) fn observed<T: Op>(d: &TapeData<T>, adj: &mut [T], mut visit: impl Fn
             Edges::Unit(lo, hi) => {
                 for &p in &unit[lo..hi] {
                     let q = (p & !NEG) as usize;
-                    let w = if p & NEG == 0 {
+                    let partial = if p & NEG == 0 {
                         adj[q] += a;
-                        T::one()
+                        Partial::Plus
                     } else {
                         adj[q] -= a;
-                        -T::one()
+                        Partial::Minus
                     };
                     let after = adj[q];
                     visit(Term {
                         node: i,
                         parent: p & !NEG,
-                        partial: w,
+                        partial,
                         adjoint: a,
                         after,
                     });

@@ -4,7 +4,7 @@
 use super::names::{BAR, DOT, decorate, num};
 use super::view::View;
 use super::{Pass, Step, Term, Trace};
-use crate::sweep::kernel;
+use crate::sweep::kernel::{self, Partial};
 use shared_ops::OpCode;
 
 /// The primal pass of `data`: every node's formula, value and local partials.
@@ -170,7 +170,11 @@ pub(super) fn adjoint(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
             terms: vec![Term {
                 node: i as u32,
                 name: view.names[i].clone(),
-                partial: t.partial,
+                partial: match t.partial {
+                    Partial::Weight(w) => w,
+                    Partial::Plus => 1.0,
+                    Partial::Minus => -1.0,
+                },
                 factor: t.adjoint,
             }],
             value: t.after,
