@@ -16,7 +16,86 @@
 /// `From<inner>` and an inherent `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one
 /// three-argument rule). Comparisons look at the primal only, as a user of `f64` expects;
 /// `==` is `partial_cmp` giving `Equal`.
-#[doc(hidden)]
+///
+/// It is a macro because of the orphan rule: only the crate that defines a number type may
+/// implement `num_traits::Float` and the operators for it. `forward` calls it for its duals and
+/// Taylor numbers, `reverse` for `Var`, `jacobian` for its sparsity tracer, and a user for a
+/// number type of their own:
+///
+/// ```
+/// use core::fmt;
+/// use shared_ops::num_traits::{Float, One, Zero};
+/// use shared_ops::{Binary, Op, Unary};
+///
+/// /// A minimal dual number: a value and its slope. (A real one also applies the
+/// /// structural-zero convention of the rules, as `forward::Dual` does.)
+/// #[derive(Clone, Copy, Debug, Default)]
+/// struct D {
+///     v: f64,
+///     d: f64,
+/// }
+///
+/// impl Op for D {
+///     fn constant(c: f64) -> D {
+///         D::from(c)
+///     }
+///     fn value(&self) -> f64 {
+///         self.v
+///     }
+///     fn is_structural_zero(&self) -> bool {
+///         self.v == 0.0 && self.d == 0.0
+///     }
+///     fn has_nan(&self) -> bool {
+///         self.v.is_nan() || self.d.is_nan()
+///     }
+///     fn apply1<R: Unary>(self, rule: R) -> D {
+///         let (v, dv) = rule.eval(self.v);
+///         D { v, d: dv * self.d }
+///     }
+///     fn apply2<R: Binary>(self, other: D, rule: R) -> D {
+///         let (v, da, db) = rule.eval(self.v, other.v);
+///         D { v, d: da * self.d + db * other.d }
+///     }
+/// }
+///
+/// impl D {
+///     /// `mul_add`, here unfused.
+///     fn fused_mul_add(self, a: D, b: D) -> D {
+///         self * a + b
+///     }
+/// }
+/// impl From<f64> for D {
+///     fn from(v: f64) -> D {
+///         D { v, d: 0.0 }
+///     }
+/// }
+/// impl Zero for D {
+///     fn zero() -> D {
+///         D::from(0.0)
+///     }
+///     fn is_zero(&self) -> bool {
+///         self.v == 0.0
+///     }
+/// }
+/// impl One for D {
+///     fn one() -> D {
+///         D::from(1.0)
+///     }
+/// }
+/// impl fmt::Display for D {
+///     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+///         write!(f, "{} + {}ε", self.v, self.d)
+///     }
+/// }
+///
+/// shared_ops::impl_float_via_rules!(impl [] for D, inner f64, primal |s| s.v);
+///
+/// // Every operator and `Float` method now differentiates through the rule table.
+/// let x = D { v: 2.0, d: 1.0 };
+/// let y = x.sin() * x + x.powi(3) / D::constant(3.0);
+/// assert_eq!(y.d, 2.0_f64.cos() * 2.0 + 2.0_f64.sin() + 4.0);
+/// assert!(x > D::constant(1.0));
+/// ```
 #[macro_export]
 macro_rules! impl_float_via_rules {
     (impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr) => {

@@ -21,6 +21,9 @@
 //!   and [`Real<T>`] to reach it from code generic over `T: Op`, so that norms, inverses and
 //!   decompositions differentiate.
 //! * [`Error`]: what the drivers return when the input is wrong.
+//! * [`impl_float_via_rules!`] and [`impl_real_field!`]: the whole `Float` (and nalgebra)
+//!   surface of a new number type, generated from its `apply1` and `apply2`, so that every
+//!   method goes through the rule of the table.
 //!
 //! # Writing a function once
 //!
@@ -101,7 +104,7 @@ pub use function::Function;
 pub use num_traits;
 #[cfg(feature = "nalgebra")]
 pub use real::Real;
-pub use rules::{Binary, OpCode, Unary};
+pub use rules::{Binary, Unary};
 
 use core::fmt::{Debug, Display};
 use core::iter::{Product, Sum};

@@ -6,8 +6,9 @@
 //! detection) comparisons follow the point's branches, and the sets hold where the branches
 //! are the same. The sets live in a thread-local arena for the duration of one detection.
 
+use core::any::TypeId;
 use shared_ops::num_traits::{One, Zero};
-use shared_ops::{Binary, Error, Function, Op, OpCode, Unary};
+use shared_ops::{Binary, Error, Function, Op, Unary, rules};
 use std::cell::RefCell;
 use std::fmt;
 
@@ -199,14 +200,26 @@ enum Curvature {
     Nonlinear,
 }
 
-fn curvature(code: OpCode) -> Curvature {
-    use OpCode::*;
-    match code {
-        Floor | Ceil | Round | Trunc | Signum => Curvature::Flat,
-        Add | Sub | Neg | Abs | Relu | Fract | Max | Min | Rem | Sum => Curvature::Linear,
-        Mul => Curvature::Product,
-        Div => Curvature::Quotient,
-        _ => Curvature::Nonlinear,
+/// Whether the rule type `R` is one of the listed built-in rules (constant `TypeId`s: the
+/// optimiser folds the test away). A user's rule is never one of them, whatever its name.
+macro_rules! rule_is {
+    ($r:ty: $($rule:ident)*) => {
+        false $(|| TypeId::of::<$r>() == TypeId::of::<rules::$rule>())*
+    };
+}
+
+/// The curvature of a rule; a user's rule is taken as nonlinear.
+fn curvature<R: 'static>() -> Curvature {
+    if rule_is!(R: Floor Ceil Round Trunc Signum) {
+        Curvature::Flat
+    } else if rule_is!(R: Add Sub Neg Abs Relu Fract Max Min Rem) {
+        Curvature::Linear
+    } else if rule_is!(R: Mul) {
+        Curvature::Product
+    } else if rule_is!(R: Div) {
+        Curvature::Quotient
+    } else {
+        Curvature::Nonlinear
     }
 }
 
@@ -240,7 +253,7 @@ impl Op for Tracer {
             return Tracer::from(value);
         }
         // After a refusal the result is an error: skip the work.
-        let node = with(|a| match curvature(R::CODE) {
+        let node = with(|a| match curvature::<R>() {
             _ if a.refused.is_some() => NONE,
             Curvature::Flat => NONE,
             Curvature::Nonlinear => {
@@ -259,7 +272,7 @@ impl Op for Tracer {
         }
         let (a, b) = (self.node, other.node);
         let node = with(|arena| {
-            let curvature = curvature(R::CODE);
+            let curvature = curvature::<R>();
             if matches!(curvature, Curvature::Flat) || arena.refused.is_some() {
                 return NONE;
             }

@@ -3,10 +3,11 @@
 //! are the ones a fresh recording would make.
 
 use super::guard::{self, GuardFailure};
+use super::op_code::{OpCode, binary, unary};
 use super::program::{CONST, Form, Program, RuleFn};
 use crate::tape::storage::{TapeData, UNIT};
 use shared_ops::rules::*;
-use shared_ops::{Binary, Op, OpCode, Unary};
+use shared_ops::{Binary, Op, Unary};
 
 /// Why a recording cannot be evaluated again at a new point.
 ///
@@ -116,7 +117,7 @@ impl Kernel {
             (O::Div, F::First) => Kernel::DivFirst,
             (O::Div, F::Second) => Kernel::DivSecond,
             (O::Div, F::Both) => Kernel::DivBoth,
-            (op, _) if is_unary(op) => Kernel::Unary,
+            (op, _) if op.is_unary() => Kernel::Unary,
             _ => Kernel::Binary,
         }
     }
@@ -385,36 +386,4 @@ fn write<T: Op>(partial: &mut [T], e: usize, form: Form, da: T, db: T) {
         }
         _ => {}
     }
-}
-
-/// Every built-in rule, by its code: the dispatch of re-evaluation.
-macro_rules! dispatch {
-    (unary: $($u:ident)*; binary: $($b:ident)*) => {
-        fn is_unary(op: OpCode) -> bool {
-            matches!(op, $(OpCode::$u)|* | OpCode::Powi)
-        }
-
-        #[inline(always)]
-        fn unary<T: Op>(op: OpCode, param: u32, x: T) -> (T, T) {
-            match op {
-                $(OpCode::$u => $u.eval(x),)*
-                OpCode::Powi => Powi(param as i32).eval(x),
-                _ => unreachable!("{} is not a one-argument rule", op.name()),
-            }
-        }
-
-        #[inline(always)]
-        fn binary<T: Op>(op: OpCode, a: T, b: T) -> (T, T, T) {
-            match op {
-                $(OpCode::$b => $b.eval(a, b),)*
-                _ => unreachable!("{} is not a two-argument rule", op.name()),
-            }
-        }
-    };
-}
-
-dispatch! {
-    unary: Neg Recip Sqrt Cbrt Exp Exp2 ExpM1 Ln Log2 Log10 Ln1p Sin Cos Tan Asin Acos Atan
-        Sinh Cosh Tanh Asinh Acosh Atanh Abs Floor Ceil Round Trunc Signum Fract Sigmoid Relu;
-    binary: Add Sub Mul Div Rem Powf Log Atan2 Hypot Max Min
 }

@@ -13,9 +13,10 @@
 //! one; the first that differs is the error (the operations after it may be the wrong ones).
 
 use super::program::{CONST, Program};
+use crate::replay::op_code::OpCode;
 use core::cmp::Ordering;
 use core::fmt;
-use shared_ops::{Op, OpCode};
+use shared_ops::Op;
 
 /// What a guard checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

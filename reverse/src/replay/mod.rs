@@ -55,6 +55,7 @@
 
 mod eval;
 pub(crate) mod guard;
+pub(crate) mod op_code;
 pub(crate) mod program;
 
 pub use eval::ReplayError;

@@ -6,9 +6,10 @@
 //! stay in step with the tape's nodes.
 
 use super::guard::Guard;
+use crate::replay::op_code::OpCode;
 use crate::tape::live::{self, With};
 use crate::tape::storage::TapeData;
-use shared_ops::{Binary, Op, OpCode, Unary};
+use shared_ops::{Binary, Op, Unary};
 
 /// In an operand: the rest is an index into [`Program::consts`], not a node.
 pub(crate) const CONST: u32 = 1 << 31;

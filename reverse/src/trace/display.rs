@@ -3,8 +3,8 @@
 
 use super::names::{BAR, DOT, decorate, factor, num, pad, width};
 use super::{Pass, Step, Trace};
+use crate::replay::op_code::OpCode;
 use core::fmt;
-use shared_ops::OpCode;
 
 impl fmt::Display for Trace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -2,8 +2,8 @@
 
 use super::names::{num, pad, width};
 use super::view::View;
+use crate::replay::op_code::OpCode;
 use core::fmt::Write as _;
-use shared_ops::OpCode;
 
 /// Escapes a string for a double-quoted DOT label.
 fn dot_escape(s: &str) -> String {

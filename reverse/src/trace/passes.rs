@@ -4,8 +4,8 @@
 use super::names::{BAR, DOT, decorate, num};
 use super::view::View;
 use super::{Pass, Step, Term, Trace};
+use crate::replay::op_code::OpCode;
 use crate::sweep::kernel::{self, Partial};
-use shared_ops::OpCode;
 
 /// The primal pass of `data`: every node's formula, value and local partials.
 pub(super) fn primal(view: &View<'_>) -> Trace {

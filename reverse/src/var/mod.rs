@@ -1,11 +1,12 @@
 mod notes;
 
+use crate::replay::op_code::{self, OpCode};
 use crate::replay::program::{self, Form};
 use crate::tape::live::{self, PROGRAM, With, mixed};
 use crate::tape::storage::{Kept, NEG, Selecting, TapeData, Unit, Weighted};
 use core::fmt;
 use num_traits::{One, Zero};
-use shared_ops::{Binary, Op, OpCode, Unary, check_dot, rules};
+use shared_ops::{Binary, Op, Unary, check_dot, rules};
 
 /// A reverse-mode variable: a small `Copy` handle to a node of a [`Tape`](crate::Tape) (its value,
 /// its tape's id and its index), which records every operation it takes part in.
@@ -287,18 +288,20 @@ impl<T: Op> Op for Var<T> {
         if self.is_constant() {
             return Var::constant(v);
         }
-        let (index, form) = match R::CODE {
-            OpCode::Neg => (self.unit1(NEG), Form::Value),
-            _ => (self.weighted1(d), Form::First),
+        let (index, form) = if op_code::is::<R, rules::Neg>() {
+            (self.unit1(NEG), Form::Value)
+        } else {
+            (self.weighted1(d), Form::First)
         };
         let out = Var::on_tape(v, self.tape, index);
         if self.tape & PROGRAM != 0 {
             let param = (&rule as &dyn core::any::Any)
                 .downcast_ref::<rules::Powi>()
                 .map(|n| n.0 as u32);
-            let keep = |node| (R::CODE == OpCode::Custom).then(|| program::unary_rule(node, rule));
+            let code = OpCode::unary::<R>();
+            let keep = |node| (code == OpCode::Custom).then(|| program::unary_rule(node, rule));
             let a = (self.slot(), self.value);
-            Self::describe(self.tape, index, v, form, R::CODE, a, a, param, keep);
+            Self::describe(self.tape, index, v, form, code, a, a, param, keep);
         }
         out
     }
@@ -307,8 +310,9 @@ impl<T: Op> Op for Var<T> {
         let (v, da, db) = rule.eval(self.value, other.value);
         // A constant argument is not recorded: its partial (possibly ∞ or NaN) is dropped. Sums
         // and differences become unit edges: their partials are ±1 by the rule table.
-        let unit = matches!(R::CODE, OpCode::Add | OpCode::Sub);
-        let neg = if R::CODE == OpCode::Sub { NEG } else { 0 };
+        let sub = op_code::is::<R, rules::Sub>();
+        let unit = sub || op_code::is::<R, rules::Add>();
+        let neg = if sub { NEG } else { 0 };
         let (tape, index, form) = match (self.is_constant(), other.is_constant()) {
             (true, true) => return Var::constant(v),
             (false, true) if unit => (self.tape, self.unit1(0), Form::Value),
@@ -332,7 +336,7 @@ impl<T: Op> Op for Var<T> {
                         live::record::<T, _>(self.tape, Unit([a, b | neg])),
                         Form::Value,
                     )
-                } else if matches!(R::CODE, OpCode::Max | OpCode::Min) {
+                } else if op_code::is::<R, rules::Max>() || op_code::is::<R, rules::Min>() {
                     match live::record(self.tape, Selecting([a, b], [da, db])) {
                         (i, Kept::Both) => (i, Form::Both),
                         (i, Kept::First) => (i, Form::First),
@@ -349,9 +353,10 @@ impl<T: Op> Op for Var<T> {
         };
         let out = Var::on_tape(v, tape, index);
         if tape & PROGRAM != 0 {
-            let keep = |node| (R::CODE == OpCode::Custom).then(|| program::binary_rule(node, rule));
+            let code = OpCode::binary::<R>();
+            let keep = |node| (code == OpCode::Custom).then(|| program::binary_rule(node, rule));
             let (a, b) = ((self.slot(), self.value), (other.slot(), other.value));
-            Self::describe(tape, index, v, form, R::CODE, a, b, None, keep);
+            Self::describe(tape, index, v, form, code, a, b, None, keep);
         }
         out
     }

@@ -4,10 +4,11 @@
 
 use super::{Var, common_tape};
 use crate::replay::guard::{self, Guard};
+use crate::replay::op_code::OpCode;
 use crate::replay::program::{self, Form, Program};
 use crate::tape::live::PROGRAM;
 use core::cmp::Ordering;
-use shared_ops::{Op, OpCode};
+use shared_ops::Op;
 
 impl<T: Op> Var<T> {
     /// This variable as an operand of a program.

@@ -39,9 +39,85 @@ pub(super) use constants;
 /// an [`Op`](crate::Op), every method by [`Real<Self>`](crate::Real)'s.
 ///
 /// It exists because the orphan rule lets only the crate of a type implement simba's traits for
-/// it: `forward` calls it for its duals and Taylor numbers, `reverse` for `Var`. Arguments: the
-/// impl generics and the type.
-#[doc(hidden)]
+/// it: `forward` calls it for its duals and Taylor numbers, `reverse` for `Var`, and a user for
+/// a number type of their own. Arguments: the impl generics and the type, which must be an
+/// `Op` (for example through [`impl_float_via_rules!`](crate::impl_float_via_rules)).
+///
+/// ```
+/// # use core::fmt;
+/// # use shared_ops::num_traits::{Float, One, Zero};
+/// # use shared_ops::{Binary, Op, Unary};
+/// #
+/// # /// A minimal dual number: a value and its slope. (A real one also applies the
+/// # /// structural-zero convention of the rules, as `forward::Dual` does.)
+/// # #[derive(Clone, Copy, Debug, Default)]
+/// # struct D {
+/// #     v: f64,
+/// #     d: f64,
+/// # }
+/// #
+/// # impl Op for D {
+/// #     fn constant(c: f64) -> D {
+/// #         D::from(c)
+/// #     }
+/// #     fn value(&self) -> f64 {
+/// #         self.v
+/// #     }
+/// #     fn is_structural_zero(&self) -> bool {
+/// #         self.v == 0.0 && self.d == 0.0
+/// #     }
+/// #     fn has_nan(&self) -> bool {
+/// #         self.v.is_nan() || self.d.is_nan()
+/// #     }
+/// #     fn apply1<R: Unary>(self, rule: R) -> D {
+/// #         let (v, dv) = rule.eval(self.v);
+/// #         D { v, d: dv * self.d }
+/// #     }
+/// #     fn apply2<R: Binary>(self, other: D, rule: R) -> D {
+/// #         let (v, da, db) = rule.eval(self.v, other.v);
+/// #         D { v, d: da * self.d + db * other.d }
+/// #     }
+/// # }
+/// #
+/// # impl D {
+/// #     /// `mul_add`, here unfused.
+/// #     fn fused_mul_add(self, a: D, b: D) -> D {
+/// #         self * a + b
+/// #     }
+/// # }
+/// # impl From<f64> for D {
+/// #     fn from(v: f64) -> D {
+/// #         D { v, d: 0.0 }
+/// #     }
+/// # }
+/// # impl Zero for D {
+/// #     fn zero() -> D {
+/// #         D::from(0.0)
+/// #     }
+/// #     fn is_zero(&self) -> bool {
+/// #         self.v == 0.0
+/// #     }
+/// # }
+/// # impl One for D {
+/// #     fn one() -> D {
+/// #         D::from(1.0)
+/// #     }
+/// # }
+/// # impl fmt::Display for D {
+/// #     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+/// #         write!(f, "{} + {}ε", self.v, self.d)
+/// #     }
+/// # }
+/// #
+/// # shared_ops::impl_float_via_rules!(impl [] for D, inner f64, primal |s| s.v);
+/// // The minimal dual `D` of `impl_float_via_rules!`'s example, made a nalgebra scalar:
+/// shared_ops::impl_real_field!(impl [] for D);
+///
+/// let v = nalgebra::Vector2::new(D { v: 3.0, d: 1.0 }, D::constant(4.0));
+/// let r = v.norm(); // d‖(x, 4)‖/dx = x/‖(x, 4)‖
+/// assert_eq!(r.v, 5.0);
+/// assert!((r.d - 0.6).abs() < 1e-15);
+/// ```
 #[macro_export]
 macro_rules! impl_real_field {
     (impl [$($gen:tt)*] for $ty:ty) => {

@@ -1,28 +1,28 @@
 //! The two-argument rows of the table and the fused multiply-add, each with its Taylor
 //! recurrence beside it.
 
-use super::{Binary, OpCode, half};
+use super::{Binary, half};
 use crate::{Op, series};
 
 binary! {
     /// a + b.
-    Add Add unit |a, b| (a + b, T::one(), T::one()),
+    Add "+" unit |a, b| (a + b, T::one(), T::one()),
         taylor |a, b| core::array::from_fn(|k| a[k] + b[k]);
     /// a − b.
-    Sub Sub unit |a, b| (a - b, T::one(), -T::one()),
+    Sub "-" unit |a, b| (a - b, T::one(), -T::one()),
         taylor |a, b| core::array::from_fn(|k| a[k] - b[k]);
     /// a · b.
-    Mul Mul |a, b| (a * b, b, a),
+    Mul "*" |a, b| (a * b, b, a),
         taylor |a, b| series::mul(a, b);
     /// a / b (the value by a true division, as `f64`); ∂/∂b = −a/b² is −y/b.
-    Div Div |a, b| { let y = a / b; let r = b.recip(); (y, r, -(y * r)) },
+    Div "/" |a, b| { let y = a / b; let r = b.recip(); (y, r, -(y * r)) },
         taylor |a, b| series::div(a, b);
     /// The truncated remainder a − b·trunc(a/b) (Rust's `%`).
-    Rem Rem |a, b| (a % b, T::one(), -(a / b).trunc()),
+    Rem "%" |a, b| (a % b, T::one(), -(a / b).trunc()),
         taylor |a, b| series::linear2(a, b, Self.eval(a[0], b[0]));
     /// aᵇ with both arguments variable. ∂/∂a is 0 at a = b = 0 (where b·aᵇ⁻¹ would be 0·∞); ∂/∂b
     /// is 0 where aᵇ = 0, and NaN for a < 0, where aᵇ is not differentiable in b.
-    Powf Powf |a, b| {
+    Powf "powf" |a, b| {
         let y = a.powf(b);
         // b·aᵇ⁻¹ is 0 at b = 0 for any a ≠ 0, and so is computed, so that nested numbers keep
         // its derivative in b (1/a); only 0·∞ at a = b = 0 takes the convention.
@@ -36,7 +36,7 @@ binary! {
     },
         taylor |a, b| series::pow(a, b);
     /// log_b a = ln a / ln b.
-    Log Log |a, b| {
+    Log "log" |a, b| {
         let lb = b.ln();
         let y = a.ln() / lb;
         (y, (a * lb).recip(), -y / (b * lb))
@@ -45,7 +45,7 @@ binary! {
     /// atan2(a, b), the angle of the point (b, a), with partials b/r² and −a/r². Where r² = a² + b²
     /// would overflow or leave the normal range they divide by r = hypot(a, b) twice instead.
     /// At the origin they are NaN (every order: atan2 jumps there).
-    Atan2 Atan2 |a, b| {
+    Atan2 "atan2" |a, b| {
         let r2 = a * a + b * b;
         let (v, origin) = (r2.value(), a.value() == 0.0 && b.value() == 0.0);
         if origin || (v.is_finite() && v >= f64::MIN_POSITIVE) {
@@ -62,7 +62,7 @@ binary! {
             series::integrate2(a, b, a[0].atan2(b[0]), &da, &db)
         };
     /// √(a² + b²) without overflow. At the origin both partials are 0 (the kink, like `abs`).
-    Hypot Hypot |a, b| {
+    Hypot "hypot" |a, b| {
         let y = a.hypot(b);
         if y == T::zero() { (y, T::zero(), T::zero()) } else { (y, a / y, b / y) }
     },
@@ -75,7 +75,7 @@ binary! {
             }
         };
     /// max(a, b). At a tie each argument gets ½; a NaN argument is ignored (as `f64::max`).
-    Max Max |a, b| {
+    Max "max" |a, b| {
         let y = a.max(b);
         if a > b || b.is_nan() {
             (y, T::one(), T::zero())
@@ -87,7 +87,7 @@ binary! {
     },
         taylor |a, b| series::linear2(a, b, Self.eval(a[0], b[0]));
     /// min(a, b). At a tie each argument gets ½; a NaN argument is ignored (as `f64::min`).
-    Min Min |a, b| {
+    Min "min" |a, b| {
         let y = a.min(b);
         if a < b || b.is_nan() {
             (y, T::one(), T::zero())

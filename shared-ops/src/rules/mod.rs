@@ -142,8 +142,6 @@ use crate::Op;
 pub trait Unary: Copy + Send + Sync + 'static {
     /// Name shown in traces and graph exports.
     const NAME: &'static str;
-    /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].
-    const CODE: OpCode = OpCode::Custom;
     /// Whether the derivative is +1 or −1 whatever the argument (`neg`, `fract`). A tangent
     /// then passes through unchanged or negated, and forward mode skips the test of the
     /// structural-zero convention (see [`Op::has_nan`]). Leave it `false` unless that holds.
@@ -174,8 +172,6 @@ pub trait Unary: Copy + Send + Sync + 'static {
 pub trait Binary: Copy + Send + Sync + 'static {
     /// Name shown in traces and graph exports.
     const NAME: &'static str;
-    /// Compact operation code stored on the tape; user rules keep [`OpCode::Custom`].
-    const CODE: OpCode = OpCode::Custom;
     /// Whether both partials are +1 or −1 whatever the arguments (`+`, `−`), as
     /// [`Unary::UNIT_PARTIALS`].
     const UNIT_PARTIALS: bool = false;
@@ -197,53 +193,16 @@ pub trait Binary: Copy + Send + Sync + 'static {
     }
 }
 
-macro_rules! op_codes {
-    ($($code:ident => $name:literal),* $(,)?) => {
-        /// The operation that made a tape node: one byte, kept for traces, graph export and replay.
-        ///
-        /// ```
-        /// use shared_ops::OpCode;
-        /// assert_eq!(OpCode::Sin.name(), "sin");
-        /// assert_eq!(core::mem::size_of::<OpCode>(), 1);
-        /// ```
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        #[repr(u8)]
-        #[allow(missing_docs)]
-        pub enum OpCode { $($code),* }
-
-        impl OpCode {
-            /// The operation's name as shown in traces.
-            pub const fn name(self) -> &'static str {
-                match self { $(OpCode::$code => $name),* }
-            }
-        }
-    };
-}
-
-op_codes! {
-    Input => "input", Custom => "custom", Sum => "sum", Dot => "dot", Node => "node",
-    Add => "+", Sub => "-", Mul => "*", Div => "/", Rem => "%", Neg => "neg",
-    Recip => "recip", Powi => "powi", Powf => "powf", Sqrt => "sqrt", Cbrt => "cbrt",
-    Exp => "exp", Exp2 => "exp2", ExpM1 => "exp_m1", Ln => "ln", Log => "log", Log2 => "log2",
-    Log10 => "log10", Ln1p => "ln_1p", Sin => "sin", Cos => "cos", Tan => "tan", Asin => "asin",
-    Acos => "acos", Atan => "atan", Atan2 => "atan2", Sinh => "sinh", Cosh => "cosh",
-    Tanh => "tanh", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh", Hypot => "hypot",
-    Abs => "abs", Max => "max", Min => "min", MulAdd => "mul_add", Floor => "floor",
-    Ceil => "ceil", Round => "round", Trunc => "trunc", Signum => "signum", Fract => "fract",
-    Sigmoid => "sigmoid", Relu => "relu",
-}
-
 macro_rules! unary {
     ($(
-        $(#[$doc:meta])* $name:ident $code:ident $($unit:ident)? |$x:ident| $body:expr,
+        $(#[$doc:meta])* $name:ident $label:literal $($unit:ident)? |$x:ident| $body:expr,
         taylor |$s:ident| $series:expr;
     )*) => {$(
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
         pub struct $name;
         impl Unary for $name {
-            const NAME: &'static str = OpCode::$code.name();
-            const CODE: OpCode = OpCode::$code;
+            const NAME: &'static str = $label;
             $(const UNIT_PARTIALS: bool = unit_partials!($unit);)?
             #[inline(always)]
             fn eval<T: Op>(self, $x: T) -> (T, T) {
@@ -259,15 +218,14 @@ macro_rules! unary {
 
 macro_rules! binary {
     ($(
-        $(#[$doc:meta])* $name:ident $code:ident $($unit:ident)? |$a:ident, $b:ident| $body:expr,
+        $(#[$doc:meta])* $name:ident $label:literal $($unit:ident)? |$a:ident, $b:ident| $body:expr,
         taylor |$sa:ident, $sb:ident| $series:expr;
     )*) => {$(
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
         pub struct $name;
         impl Binary for $name {
-            const NAME: &'static str = OpCode::$code.name();
-            const CODE: OpCode = OpCode::$code;
+            const NAME: &'static str = $label;
             $(const UNIT_PARTIALS: bool = unit_partials!($unit);)?
             #[inline(always)]
             fn eval<T: Op>(self, $a: T, $b: T) -> (T, T, T) {

@@ -1,6 +1,6 @@
 //! The one-argument rows of the table, each with its Taylor recurrence beside it.
 
-use super::{OpCode, Unary, c};
+use super::{Unary, c};
 use crate::{Op, series};
 
 /// The series of `s + σ·x²` (s, σ = ±1): the radicand or denominator of the inverse functions.
@@ -48,64 +48,64 @@ fn log_base<T: Op, const N: usize>(y0: T, ln: [T; N], ln_b: f64) -> [T; N] {
 
 unary! {
     /// −a.
-    Neg Neg unit |x| (-x, -T::one()),
+    Neg "neg" unit |x| (-x, -T::one()),
         taylor |x| x.map(|v| -v);
     /// 1/a; the derivative −1/a² is −y².
-    Recip Recip |x| { let y = x.recip(); (y, -(y * y)) },
+    Recip "recip" |x| { let y = x.recip(); (y, -(y * y)) },
         taylor |x| series::div(&series::constant(T::one()), x);
     /// √a; at a = 0 the derivative is +∞.
-    Sqrt Sqrt |x| { let y = x.sqrt(); (y, (y + y).recip()) },
+    Sqrt "sqrt" |x| { let y = x.sqrt(); (y, (y + y).recip()) },
         taylor |x| series::sqrt(x);
     /// ∛a; at a = 0 the derivative is +∞.
-    Cbrt Cbrt |x| { let y = x.cbrt(); (y, (c::<T>(3.0) * y * y).recip()) },
+    Cbrt "cbrt" |x| { let y = x.cbrt(); (y, (c::<T>(3.0) * y * y).recip()) },
         taylor |x| series::cbrt(x);
     /// eᵃ; the derivative is the value.
-    Exp Exp |x| { let y = x.exp(); (y, y) },
+    Exp "exp" |x| { let y = x.exp(); (y, y) },
         taylor |x| series::exp(x);
     /// 2ᵃ.
-    Exp2 Exp2 |x| { let y = x.exp2(); (y, y * c(core::f64::consts::LN_2)) },
+    Exp2 "exp2" |x| { let y = x.exp2(); (y, y * c(core::f64::consts::LN_2)) },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| {
             y[m] * c(core::f64::consts::LN_2)
         });
     /// eᵃ − 1, accurate near 0. The derivative eᵃ is y + 1 where that does not cancel
     /// (y ≥ −½), else eᵃ itself.
-    ExpM1 ExpM1 |x| {
+    ExpM1 "exp_m1" |x| {
         let y = x.exp_m1();
         (y, if x.value() >= -core::f64::consts::LN_2 { y + T::one() } else { x.exp() })
     },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| y[m]);
     /// ln a.
-    Ln Ln |x| (x.ln(), x.recip()),
+    Ln "ln" |x| (x.ln(), x.recip()),
         taylor |x| series::ln(x);
     /// log₂ a.
-    Log2 Log2 |x| (x.log2(), x.recip() * c(core::f64::consts::LOG2_E)),
+    Log2 "log2" |x| (x.log2(), x.recip() * c(core::f64::consts::LOG2_E)),
         taylor |x| log_base(x[0].log2(), series::ln(x), core::f64::consts::LN_2);
     /// log₁₀ a.
-    Log10 Log10 |x| (x.log10(), x.recip() * c(core::f64::consts::LOG10_E)),
+    Log10 "log10" |x| (x.log10(), x.recip() * c(core::f64::consts::LOG10_E)),
         taylor |x| log_base(x[0].log10(), series::ln(x), core::f64::consts::LN_10);
     /// ln(1 + a), accurate near 0.
-    Ln1p Ln1p |x| (x.ln_1p(), (T::one() + x).recip()),
+    Ln1p "ln_1p" |x| (x.ln_1p(), (T::one() + x).recip()),
         taylor |x| log_base(x[0].ln_1p(), series::ln(&shift(1.0, x)), 1.0);
     /// sin a.
-    Sin Sin |x| sin_cos(x),
+    Sin "sin" |x| sin_cos(x),
         taylor |x| series::sin_cos(x).0;
     /// cos a.
-    Cos Cos |x| { let (s, co) = sin_cos(x); (co, -s) },
+    Cos "cos" |x| { let (s, co) = sin_cos(x); (co, -s) },
         taylor |x| series::sin_cos(x).1;
     /// tan a; the derivative 1 + tan² a.
-    Tan Tan |x| { let y = x.tan(); (y, T::one() + y * y) },
+    Tan "tan" |x| { let y = x.tan(); (y, T::one() + y * y) },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| series::square_at(y, m));
     /// asin a; 1 − a² as (1 − a)(1 + a), which does not cancel as |a| → 1.
-    Asin Asin |x| (x.asin(), one_minus_square(x).sqrt().recip()),
+    Asin "asin" |x| (x.asin(), one_minus_square(x).sqrt().recip()),
         taylor |x| series::integrate(x, x[0].asin(), &rsqrt(&quadratic(1.0, -1.0, x)));
     /// acos a; 1 − a² as (1 − a)(1 + a).
-    Acos Acos |x| (x.acos(), -one_minus_square(x).sqrt().recip()),
+    Acos "acos" |x| (x.acos(), -one_minus_square(x).sqrt().recip()),
         taylor |x| {
             let d = rsqrt(&quadratic(1.0, -1.0, x)).map(|v| -v);
             series::integrate(x, x[0].acos(), &d)
         };
     /// atan a; beyond |a| = 10¹⁵⁰, where a² would overflow, the derivative is 1/a².
-    Atan Atan |x| {
+    Atan "atan" |x| {
         let d = if x.value().abs() < 1e150 {
             (T::one() + x * x).recip()
         } else {
@@ -116,14 +116,14 @@ unary! {
     },
         taylor |x| series::integrate(x, x[0].atan(), &recip(&quadratic(1.0, 1.0, x)));
     /// sinh a.
-    Sinh Sinh |x| (x.sinh(), x.cosh()),
+    Sinh "sinh" |x| (x.sinh(), x.cosh()),
         taylor |x| series::sinh_cosh(x).0;
     /// cosh a.
-    Cosh Cosh |x| (x.cosh(), x.sinh()),
+    Cosh "cosh" |x| (x.cosh(), x.sinh()),
         taylor |x| series::sinh_cosh(x).1;
     /// tanh a; the derivative 1 − y² for |a| < 0.55, and 1/cosh² a beyond, where 1 − y²
     /// cancels as tanh saturates (at a = 20 it would be 0 instead of 1.7e-17).
-    Tanh Tanh |x| {
+    Tanh "tanh" |x| {
         let y = x.tanh();
         let d = if x.value().abs() < 0.55 {
             T::one() - y * y
@@ -135,17 +135,17 @@ unary! {
     },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| -series::square_at(y, m));
     /// asinh a; √(a² + 1) as `hypot`, which does not overflow.
-    Asinh Asinh |x| (x.asinh(), x.hypot(T::one()).recip()),
+    Asinh "asinh" |x| (x.asinh(), x.hypot(T::one()).recip()),
         taylor |x| series::integrate(x, x[0].asinh(), &rsqrt(&quadratic(1.0, 1.0, x)));
     /// acosh a; √(a² − 1) as √(a − 1)·√(a + 1), which neither cancels near 1 nor overflows.
     /// At a = 1 the derivative is +∞.
-    Acosh Acosh |x| (x.acosh(), ((x - T::one()).sqrt() * (x + T::one()).sqrt()).recip()),
+    Acosh "acosh" |x| (x.acosh(), ((x - T::one()).sqrt() * (x + T::one()).sqrt()).recip()),
         taylor |x| series::integrate(x, x[0].acosh(), &rsqrt(&quadratic(-1.0, 1.0, x)));
     /// atanh a; 1 − a² as (1 − a)(1 + a).
-    Atanh Atanh |x| (x.atanh(), one_minus_square(x).recip()),
+    Atanh "atanh" |x| (x.atanh(), one_minus_square(x).recip()),
         taylor |x| series::integrate(x, x[0].atanh(), &recip(&quadratic(1.0, -1.0, x)));
     /// |a|; the derivative at 0 (and −0) is 0, the midpoint of the subgradient [−1, 1].
-    Abs Abs |x| {
+    Abs "abs" |x| {
         let d = if x > T::zero() {
             T::one()
         } else if x < T::zero() {
@@ -159,28 +159,28 @@ unary! {
     },
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// ⌊a⌋, derivative 0 almost everywhere.
-    Floor Floor |x| (x.floor(), T::zero()),
+    Floor "floor" |x| (x.floor(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// ⌈a⌉, derivative 0 almost everywhere.
-    Ceil Ceil |x| (x.ceil(), T::zero()),
+    Ceil "ceil" |x| (x.ceil(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// Rounding half away from zero, derivative 0 almost everywhere.
-    Round Round |x| (x.round(), T::zero()),
+    Round "round" |x| (x.round(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// Truncation toward zero, derivative 0 almost everywhere.
-    Trunc Trunc |x| (x.trunc(), T::zero()),
+    Trunc "trunc" |x| (x.trunc(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// The sign (±1, NaN for NaN), derivative 0 almost everywhere.
-    Signum Signum |x| (x.signum(), T::zero()),
+    Signum "signum" |x| (x.signum(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// a − trunc(a), derivative 1 almost everywhere.
-    Fract Fract unit |x| (x.fract(), T::one()),
+    Fract "fract" unit |x| (x.fract(), T::one()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// The logistic function 1/(1 + e⁻ᵃ), evaluated without overflow on either side; the
     /// derivative y(1 − y) is e/(1 + e)² for e = e^−|a|, which does not cancel where y
     /// saturates. Not a `Float` method: the tensor module uses it, and scalar code can call
     /// `x.apply1(Sigmoid)`.
-    Sigmoid Sigmoid |x| {
+    Sigmoid "sigmoid" |x| {
         if x >= T::zero() {
             let e = (-x).exp();
             let y = (T::one() + e).recip();
@@ -197,7 +197,7 @@ unary! {
     /// max(a, 0); the derivative at 0 is 0 (a NaN input gives 0, as `f64::max` ignores it). The
     /// value is a branch, not `max`: through `max`, nested numbers would take the tie's ½ at 0 in
     /// their inner levels and 0 in the outer one, so their mixed derivatives would disagree.
-    Relu Relu |x| {
+    Relu "relu" |x| {
         if x > T::zero() {
             (x, T::one())
         } else {
@@ -218,8 +218,7 @@ unary! {
 pub struct Powi(pub i32);
 
 impl Unary for Powi {
-    const NAME: &'static str = OpCode::Powi.name();
-    const CODE: OpCode = OpCode::Powi;
+    const NAME: &'static str = "powi";
     #[inline(always)]
     fn eval<T: Op>(self, x: T) -> (T, T) {
         let n = self.0;
