@@ -106,6 +106,8 @@ mod var;
 
 pub use checkpoint::{Recurrence, checkpointed_gradient};
 pub use drivers::{gradient, jacobian_rows, vjp};
+/// The `ndarray` that [`tensor::Tensor`] holds, so that a user's arrays are of the same version.
+pub use ndarray;
 pub use replay::{GuardFailure, ReplayError};
 #[cfg(feature = "nalgebra")]
 pub use shared_ops::Real;

@@ -11,7 +11,7 @@
 
 use ndarray::{ArrayD, ArrayViewD, Axis, CowArray, IxDyn};
 
-use crate::tensor::TensorError;
+use crate::tensor::{Element, TensorError};
 
 /// The shape that `lhs` and `rhs` broadcast to under NumPy rules: align the
 /// shapes on the right; two dimensions are compatible when they are equal or
@@ -61,15 +61,15 @@ pub fn broadcast_shapes(
 /// use reverse::tensor::broadcast::reduce_to_shape;
 /// use ndarray::{array, ArrayD};
 ///
-/// let g = ArrayD::ones(vec![3, 4]);
+/// let g = ArrayD::<f64>::ones(vec![3, 4]);
 /// assert_eq!(reduce_to_shape(g.view(), &[3, 1]), ArrayD::from_elem(vec![3, 1], 4.0));
 /// assert_eq!(reduce_to_shape(g.view(), &[4]), ArrayD::from_elem(vec![4], 3.0));
 /// assert_eq!(reduce_to_shape(g.view(), &[]), ArrayD::from_elem(vec![], 12.0));
 /// ```
-pub fn reduce_to_shape(grad: ArrayViewD<'_, f64>, shape: &[usize]) -> ArrayD<f64> {
+pub fn reduce_to_shape<T: Element>(grad: ArrayViewD<'_, T>, shape: &[usize]) -> ArrayD<T> {
     debug_assert!(grad.ndim() >= shape.len());
     let lead = grad.ndim() - shape.len();
-    let mut acc: CowArray<'_, f64, IxDyn> = grad.into();
+    let mut acc: CowArray<'_, T, IxDyn> = grad.into();
     // Walk the axes from the last one so removing a leading axis does not
     // shift the indices still to visit.
     for ax in (0..acc.ndim()).rev() {
@@ -93,7 +93,7 @@ pub fn reduce_to_shape(grad: ArrayViewD<'_, f64>, shape: &[usize]) -> ArrayD<f64
 /// assert_eq!(reduce_to_shape_owned(g.clone(), &[2, 3]), g);
 /// assert_eq!(reduce_to_shape_owned(g, &[1, 3]), ArrayD::from_elem(vec![1, 3], 2.0));
 /// ```
-pub fn reduce_to_shape_owned(grad: ArrayD<f64>, shape: &[usize]) -> ArrayD<f64> {
+pub fn reduce_to_shape_owned<T: Element>(grad: ArrayD<T>, shape: &[usize]) -> ArrayD<T> {
     if grad.shape() == shape {
         grad
     } else {

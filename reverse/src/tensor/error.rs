@@ -10,7 +10,7 @@ use std::fmt;
 /// ```
 /// use reverse::tensor::{Tensor, TensorError};
 ///
-/// let a = Tensor::zeros(&[2, 3]);
+/// let a = Tensor::<f64>::zeros(&[2, 3]);
 /// let b = Tensor::zeros(&[4]);
 /// let err = a.try_add(&b).unwrap_err();
 /// assert!(matches!(err, TensorError::Broadcast { .. }));

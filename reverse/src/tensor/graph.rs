@@ -1,12 +1,12 @@
 //! `backward`: the graph in reverse topological order, each node's backward called once.
 
-use super::{BackwardArgs, Node, Tensor, TensorError};
+use super::{BackwardArgs, Element, Node, Tensor, TensorError};
 use ndarray::{Array, ArrayD, Dimension, IxDyn};
 use std::cell::Ref;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-impl Tensor {
+impl<T: Element> Tensor<T> {
     /// Backpropagates from a one-element tensor, seeding its gradient with 1.
     ///
     /// Gradients are **added** to the leaves' existing gradients; call
@@ -55,7 +55,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap(), array![3.0, 30.0].into_dyn());
     /// assert!(y.backward_with(array![1.0]).is_err());
     /// ```
-    pub fn backward_with<D: Dimension>(&self, grad: Array<f64, D>) -> Result<(), TensorError> {
+    pub fn backward_with<D: Dimension>(&self, grad: Array<T, D>) -> Result<(), TensorError> {
         if grad.shape() != self.data().shape() {
             return Err(TensorError::ShapeMismatch {
                 op: "backward_with".into(),
@@ -68,7 +68,7 @@ impl Tensor {
 
     /// Tensors that require a gradient and reach `self`, parents before
     /// children (so `self` is last). Iterative DFS: no recursion depth limit.
-    fn topo_order(&self) -> Vec<Tensor> {
+    fn topo_order(&self) -> Vec<Tensor<T>> {
         let mut order = Vec::new();
         let mut visited = std::collections::HashSet::new();
         // `true` = all parents already emitted, emit the node itself.
@@ -91,21 +91,21 @@ impl Tensor {
         order
     }
 
-    fn run_backward(&self, seed: ArrayD<f64>) -> Result<(), TensorError> {
+    fn run_backward(&self, seed: ArrayD<T>) -> Result<(), TensorError> {
         if !self.requires_grad() {
             return Err(TensorError::NoGraph {
                 shape: self.shape(),
             });
         }
         let order = self.topo_order();
-        let index: HashMap<*const Node, usize> = order
+        let index: HashMap<*const Node<T>, usize> = order
             .iter()
             .enumerate()
             .map(|(i, t)| (Rc::as_ptr(&t.0), i))
             .collect();
         // Gradients of this pass live here, not in the nodes, so that a
         // second `backward` does not re-add stale intermediate gradients.
-        let mut grads: Vec<Option<ArrayD<f64>>> = vec![None; order.len()];
+        let mut grads: Vec<Option<ArrayD<T>>> = vec![None; order.len()];
         grads[order.len() - 1] = Some(seed);
 
         for (i, tensor) in order.iter().enumerate().rev() {
@@ -119,9 +119,9 @@ impl Tensor {
                 node.accumulate_grad(g.clone());
             }
             let parent_grads = {
-                let datas: Vec<Ref<'_, ArrayD<f64>>> =
+                let datas: Vec<Ref<'_, ArrayD<T>>> =
                     node.parents.iter().map(|p| p.data()).collect();
-                let inputs: Vec<&ArrayD<f64>> = datas.iter().map(|d| &**d).collect();
+                let inputs: Vec<&ArrayD<T>> = datas.iter().map(|d| &**d).collect();
                 let needs_grad: Vec<bool> =
                     node.parents.iter().map(Tensor::requires_grad).collect();
                 let output = node.data.borrow();

@@ -2,7 +2,7 @@
 //! [`ndarray`].
 //!
 //! A [`Tensor`] is a cheap-to-clone handle to a node of a computation graph.
-//! Each node owns an `f64` array (`ndarray::ArrayD<f64>`), an optional
+//! Each node owns an array of its [`Element`] type (`f64` by default, or `f32`), an optional
 //! gradient, the tensors it was computed from (its *parents*) and a closure
 //! that turns the gradient of the node into gradients of its parents.
 //! Calling [`Tensor::backward`] walks the graph in reverse topological order
@@ -16,7 +16,7 @@
 //!   [`Tensor::try_mul`], [`Tensor::try_div`], [`Tensor::matmul`],
 //!   [`Tensor::reshape`], [`Tensor::sum_axis`], [`Tensor::mean_axis`],
 //!   [`Tensor::select_rows`], [`Tensor::slice_rows`], ...
-//! * The operators `+ - * /` (on `Tensor`, `&Tensor` and `f64`, in any
+//! * The operators `+ - * /` (on `Tensor`, `&Tensor` and a scalar, in any
 //!   combination) and unary `-` are shorthands for the `try_` forms that
 //!   **panic** with the same message when the shapes do not broadcast.
 //!   Operations that can never fail (`exp`, `tanh`, `sum`, `t`, ...) return a
@@ -45,8 +45,8 @@
 //! # Example
 //!
 //! ```
+//! use reverse::ndarray::array; // the re-exported ndarray: always the version `Tensor` holds
 //! use reverse::tensor::Tensor;
-//! use ndarray::array;
 //!
 //! # fn main() -> Result<(), reverse::tensor::TensorError> {
 //! let x = Tensor::new(array![2.0, 3.0], true);
@@ -61,11 +61,13 @@
 #![warn(missing_docs)]
 
 pub mod broadcast;
+mod element;
 mod error;
 mod grad_mode;
 mod graph;
 mod ops;
 
+pub use element::Element;
 pub use error::TensorError;
 pub use grad_mode::{is_grad_enabled, no_grad};
 pub use ops::custom::CustomOp;
@@ -85,32 +87,32 @@ use ndarray::{Array, ArrayD, ArrayViewMutD, Dimension, IxDyn};
 ///
 /// Inputs are read from the parents when `backward` runs rather than copied
 /// when the op is built, so building a graph costs no extra array copies.
-pub(crate) struct BackwardArgs<'a> {
+pub(crate) struct BackwardArgs<'a, T> {
     /// Data of the parents, in the order they were given to the op.
-    pub inputs: &'a [&'a ArrayD<f64>],
+    pub inputs: &'a [&'a ArrayD<T>],
     /// Data of the op's result (handy for `exp`, `tanh`, `sigmoid`, ...).
-    pub output: &'a ArrayD<f64>,
+    pub output: &'a ArrayD<T>,
     /// Gradient of the loss with respect to the op's result.
-    pub grad: &'a ArrayD<f64>,
+    pub grad: &'a ArrayD<T>,
     /// Which parents need a gradient; the others may get `None`.
     pub needs_grad: &'a [bool],
 }
 
 /// Maps the gradient of a node to one gradient per parent (`None` = skip).
-pub(crate) type BackwardFn = Box<dyn Fn(&BackwardArgs<'_>) -> Vec<Option<ArrayD<f64>>>>;
+pub(crate) type BackwardFn<T> = Box<dyn Fn(&BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>>>;
 
-struct Node {
-    data: RefCell<ArrayD<f64>>,
-    grad: RefCell<Option<ArrayD<f64>>>,
+struct Node<T: Element> {
+    data: RefCell<ArrayD<T>>,
+    grad: RefCell<Option<ArrayD<T>>>,
     requires_grad: Cell<bool>,
     retain_grad: Cell<bool>,
-    parents: Vec<Tensor>,
+    parents: Vec<Tensor<T>>,
     op: Cow<'static, str>,
-    backward: Option<BackwardFn>,
+    backward: Option<BackwardFn<T>>,
 }
 
-impl Node {
-    fn accumulate_grad(&self, g: ArrayD<f64>) {
+impl<T: Element> Node<T> {
+    fn accumulate_grad(&self, g: ArrayD<T>) {
         let mut slot = self.grad.borrow_mut();
         match slot.as_mut() {
             Some(acc) => *acc += &g,
@@ -121,7 +123,7 @@ impl Node {
 
 // Dropping a long chain node by node would recurse once per node and can
 // overflow the stack; unlink the parents iteratively instead.
-impl Drop for Node {
+impl<T: Element> Drop for Node<T> {
     fn drop(&mut self) {
         let mut stack = std::mem::take(&mut self.parents);
         while let Some(t) = stack.pop() {
@@ -146,9 +148,9 @@ impl Drop for Node {
 /// assert_eq!(a.grad().unwrap().as_slice().unwrap(), &[2.0, 4.0]);
 /// ```
 #[derive(Clone)]
-pub struct Tensor(Rc<Node>);
+pub struct Tensor<T: Element = f64>(Rc<Node<T>>);
 
-impl Tensor {
+impl<T: Element> Tensor<T> {
     // ----- constructors ---------------------------------------------------
 
     /// Wraps an array of any dimensionality (e.g. `Array1`, `Array2`,
@@ -162,7 +164,7 @@ impl Tensor {
     /// assert_eq!(w.shape(), vec![2, 2]);
     /// assert!(w.requires_grad());
     /// ```
-    pub fn new<D: Dimension>(data: Array<f64, D>, requires_grad: bool) -> Tensor {
+    pub fn new<D: Dimension>(data: Array<T, D>, requires_grad: bool) -> Tensor<T> {
         Tensor::leaf(data.into_dyn(), requires_grad, "leaf")
     }
 
@@ -178,7 +180,7 @@ impl Tensor {
     /// assert_eq!(t.data()[[1, 0]], 4.0);
     /// assert!(Tensor::from_vec(&[2, 2], vec![1.0]).is_err());
     /// ```
-    pub fn from_vec(shape: &[usize], data: Vec<f64>) -> Result<Tensor, TensorError> {
+    pub fn from_vec(shape: &[usize], data: Vec<T>) -> Result<Tensor<T>, TensorError> {
         let len = data.len();
         let array =
             ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|_| TensorError::Reshape {
@@ -197,7 +199,7 @@ impl Tensor {
     /// assert_eq!(s.shape(), Vec::<usize>::new());
     /// assert_eq!(s.item().unwrap(), 2.5);
     /// ```
-    pub fn scalar(value: f64) -> Tensor {
+    pub fn scalar(value: T) -> Tensor<T> {
         Tensor::new(ndarray::arr0(value), false)
     }
 
@@ -206,9 +208,12 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// assert_eq!(Tensor::zeros(&[2, 3]).sum().item().unwrap(), 0.0);
+    /// // The element type is inferred; where nothing fixes it, name it (the default is f64).
+    /// let z: Tensor = Tensor::zeros(&[2, 3]);
+    /// assert_eq!(z.sum().item().unwrap(), 0.0);
+    /// assert_eq!(Tensor::<f32>::zeros(&[2]).item(), Err(reverse::tensor::TensorError::NotScalar { op: "item", shape: vec![2] }));
     /// ```
-    pub fn zeros(shape: &[usize]) -> Tensor {
+    pub fn zeros(shape: &[usize]) -> Tensor<T> {
         Tensor::new(ArrayD::zeros(IxDyn(shape)), false)
     }
 
@@ -217,9 +222,9 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// assert_eq!(Tensor::ones(&[2, 3]).sum().item().unwrap(), 6.0);
+    /// assert_eq!(Tensor::<f64>::ones(&[2, 3]).sum().item().unwrap(), 6.0);
     /// ```
-    pub fn ones(shape: &[usize]) -> Tensor {
+    pub fn ones(shape: &[usize]) -> Tensor<T> {
         Tensor::new(ArrayD::ones(IxDyn(shape)), false)
     }
 
@@ -231,15 +236,15 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// let p = Tensor::zeros(&[3]).with_grad();
+    /// let p = Tensor::<f64>::zeros(&[3]).with_grad();
     /// assert!(p.requires_grad());
     /// ```
-    pub fn with_grad(self) -> Tensor {
+    pub fn with_grad(self) -> Tensor<T> {
         self.0.requires_grad.set(true);
         self
     }
 
-    fn leaf(data: ArrayD<f64>, requires_grad: bool, op: impl Into<Cow<'static, str>>) -> Tensor {
+    fn leaf(data: ArrayD<T>, requires_grad: bool, op: impl Into<Cow<'static, str>>) -> Tensor<T> {
         Tensor(Rc::new(Node {
             data: RefCell::new(data),
             grad: RefCell::new(None),
@@ -255,11 +260,11 @@ impl Tensor {
     /// are enabled and some parent requires a gradient; otherwise the result
     /// is a constant and `backward` is dropped unused.
     pub(crate) fn from_op(
-        data: ArrayD<f64>,
+        data: ArrayD<T>,
         op: impl Into<Cow<'static, str>>,
-        parents: &[&Tensor],
-        backward: impl Fn(&BackwardArgs<'_>) -> Vec<Option<ArrayD<f64>>> + 'static,
-    ) -> Tensor {
+        parents: &[&Tensor<T>],
+        backward: impl Fn(&BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>> + 'static,
+    ) -> Tensor<T> {
         let record = is_grad_enabled() && parents.iter().any(|p| p.requires_grad());
         if !record {
             return Tensor::leaf(data, false, op);
@@ -292,7 +297,7 @@ impl Tensor {
     /// let owned = t.data().clone();
     /// assert_eq!(owned.len(), 2);
     /// ```
-    pub fn data(&self) -> Ref<'_, ArrayD<f64>> {
+    pub fn data(&self) -> Ref<'_, ArrayD<T>> {
         self.0.data.borrow()
     }
 
@@ -310,7 +315,7 @@ impl Tensor {
     /// (&x * &x).backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 6.0);
     /// ```
-    pub fn grad(&self) -> Option<ArrayD<f64>> {
+    pub fn grad(&self) -> Option<ArrayD<T>> {
         self.0.grad.borrow().clone()
     }
 
@@ -319,7 +324,7 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// assert_eq!(Tensor::zeros(&[4, 1]).shape(), vec![4, 1]);
+    /// assert_eq!(Tensor::<f64>::zeros(&[4, 1]).shape(), vec![4, 1]);
     /// ```
     pub fn shape(&self) -> Vec<usize> {
         self.0.data.borrow().shape().to_vec()
@@ -330,7 +335,7 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// assert_eq!(Tensor::zeros(&[4, 1]).ndim(), 2);
+    /// assert_eq!(Tensor::<f64>::zeros(&[4, 1]).ndim(), 2);
     /// ```
     pub fn ndim(&self) -> usize {
         self.0.data.borrow().ndim()
@@ -341,7 +346,7 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// assert_eq!(Tensor::zeros(&[4, 3]).numel(), 12);
+    /// assert_eq!(Tensor::<f64>::zeros(&[4, 3]).numel(), 12);
     /// assert_eq!(Tensor::scalar(1.0).numel(), 1);
     /// ```
     pub fn numel(&self) -> usize {
@@ -353,10 +358,10 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// assert_eq!(Tensor::ones(&[1, 1]).item().unwrap(), 1.0);
-    /// assert!(Tensor::ones(&[2]).item().is_err());
+    /// assert_eq!(Tensor::<f64>::ones(&[1, 1]).item().unwrap(), 1.0);
+    /// assert!(Tensor::<f64>::ones(&[2]).item().is_err());
     /// ```
-    pub fn item(&self) -> Result<f64, TensorError> {
+    pub fn item(&self) -> Result<T, TensorError> {
         let data = self.data();
         match data.iter().next() {
             Some(&v) if data.len() == 1 => Ok(v),
@@ -373,7 +378,7 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// let x = Tensor::ones(&[2]);
+    /// let x = Tensor::<f64>::ones(&[2]);
     /// assert_eq!(x.op_name(), "leaf");
     /// assert_eq!(x.tanh().op_name(), "tanh");
     /// ```
@@ -387,11 +392,11 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// let a = Tensor::ones(&[2]).with_grad();
+    /// let a = Tensor::<f64>::ones(&[2]).with_grad();
     /// let b = &a + &a;
     /// assert_eq!(b.parents().len(), 2);
     /// ```
-    pub fn parents(&self) -> &[Tensor] {
+    pub fn parents(&self) -> &[Tensor<T>] {
         &self.0.parents
     }
 
@@ -415,7 +420,7 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// let a = Tensor::ones(&[2]).with_grad();
+    /// let a = Tensor::<f64>::ones(&[2]).with_grad();
     /// assert!(a.is_leaf());
     /// assert!(!a.exp().is_leaf());
     /// ```
@@ -456,7 +461,7 @@ impl Tensor {
     /// assert_eq!(t.data()[1], 2.0);
     /// assert!(t.set_data(array![1.0]).is_err());
     /// ```
-    pub fn set_data<D: Dimension>(&self, data: Array<f64, D>) -> Result<(), TensorError> {
+    pub fn set_data<D: Dimension>(&self, data: Array<T, D>) -> Result<(), TensorError> {
         let mut slot = self.0.data.borrow_mut();
         if slot.shape() != data.shape() {
             return Err(TensorError::ShapeMismatch {
@@ -475,7 +480,7 @@ impl Tensor {
     /// ```
     /// use reverse::tensor::Tensor;
     ///
-    /// let w = Tensor::ones(&[2]).with_grad();
+    /// let w = Tensor::<f64>::ones(&[2]).with_grad();
     /// (&w * 3.0).sum().backward().unwrap();
     /// // Gradient descent with momentum-free SGD, written by hand:
     /// w.update(|mut data, grad| {
@@ -485,7 +490,7 @@ impl Tensor {
     /// });
     /// assert!((w.data()[0] - 0.7).abs() < 1e-12);
     /// ```
-    pub fn update(&self, f: impl FnOnce(ArrayViewMutD<'_, f64>, Option<&ArrayD<f64>>)) {
+    pub fn update(&self, f: impl FnOnce(ArrayViewMutD<'_, T>, Option<&ArrayD<T>>)) {
         let grad = self.0.grad.borrow();
         let mut data = self.0.data.borrow_mut();
         f(data.view_mut(), grad.as_ref());
@@ -502,7 +507,7 @@ impl Tensor {
     /// w.sgd_step(0.25);
     /// assert_eq!(w.item().unwrap(), 0.5);
     /// ```
-    pub fn sgd_step(&self, lr: f64) {
+    pub fn sgd_step(&self, lr: T) {
         self.update(|mut data, grad| {
             if let Some(g) = grad {
                 data.scaled_add(-lr, g);
@@ -535,12 +540,12 @@ impl Tensor {
     /// y.backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 2.0);
     /// ```
-    pub fn detach(&self) -> Tensor {
+    pub fn detach(&self) -> Tensor<T> {
         Tensor::leaf(self.data().clone(), false, "detach")
     }
 }
 
-impl fmt::Debug for Tensor {
+impl<T: Element> fmt::Debug for Tensor<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tensor")
             .field("op", &self.op_name())
@@ -553,10 +558,10 @@ impl fmt::Debug for Tensor {
 }
 
 /// Shows the op, shape and data, e.g. `Tensor(op=tanh, shape=[2], data=[0.5, 0.1])`.
-impl fmt::Display for Tensor {
+impl<T: Element> fmt::Display for Tensor<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let data = self.data();
-        let values: Vec<f64> = data.iter().copied().collect();
+        let values: Vec<T> = data.iter().copied().collect();
         write!(
             f,
             "Tensor(op={}, shape={:?}, data={:?}",

@@ -24,27 +24,27 @@ use ndarray::{ArrayD, IxDyn, Zip};
 use shared_ops::{Binary, rules};
 
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
-use crate::tensor::{Tensor, TensorError};
+use crate::tensor::{Element, Tensor, TensorError};
 
 /// `f(x, y)` elementwise over `x` and `y` broadcast to `shape`.
-fn zip2(
-    x: &ArrayD<f64>,
-    y: &ArrayD<f64>,
+fn zip2<T: Element>(
+    x: &ArrayD<T>,
+    y: &ArrayD<T>,
     shape: &[usize],
-    f: impl Fn(f64, f64) -> f64,
-) -> ArrayD<f64> {
+    f: impl Fn(T, T) -> T,
+) -> ArrayD<T> {
     let (xv, yv) = (broadcast_view(x, shape), broadcast_view(y, shape));
     Zip::from(&xv).and(&yv).map_collect(|&a, &b| f(a, b))
 }
 
 /// `f(x, y, z)` elementwise over the three arrays broadcast to `shape`.
-fn zip3(
-    x: &ArrayD<f64>,
-    y: &ArrayD<f64>,
-    z: &ArrayD<f64>,
+fn zip3<T: Element>(
+    x: &ArrayD<T>,
+    y: &ArrayD<T>,
+    z: &ArrayD<T>,
     shape: &[usize],
-    f: impl Fn(f64, f64, f64) -> f64,
-) -> ArrayD<f64> {
+    f: impl Fn(T, T, T) -> T,
+) -> ArrayD<T> {
     let (xv, yv, zv) = (
         broadcast_view(x, shape),
         broadcast_view(y, shape),
@@ -56,23 +56,23 @@ fn zip3(
         .map_collect(|&a, &b, &c| f(a, b, c))
 }
 
-fn broadcast_view<'a>(x: &'a ArrayD<f64>, shape: &[usize]) -> ndarray::ArrayViewD<'a, f64> {
+fn broadcast_view<'a, T: Element>(x: &'a ArrayD<T>, shape: &[usize]) -> ndarray::ArrayViewD<'a, T> {
     x.broadcast(IxDyn(shape))
         .expect("shape was checked by broadcast_shapes")
 }
 
 /// Gradients of both inputs from `(a, b, grad_out, needs_grad)`, each
 /// already summed back to its input's shape.
-impl Tensor {
+impl<T: Element> Tensor<T> {
     /// Shared forward of the four ops: check shapes, compute, record.
     /// Applies `rule` elementwise with broadcasting; the backward multiplies the output gradient
     /// by the rule's partials and sums it back to each input's shape.
     fn binary<R: Binary + 'static>(
         &self,
-        other: &Tensor,
+        other: &Tensor<T>,
         op: &'static str,
         rule: R,
-    ) -> Result<Tensor, TensorError> {
+    ) -> Result<Tensor<T>, TensorError> {
         let out = {
             let (a, b) = (self.data(), other.data());
             let shape = broadcast_shapes(op, a.shape(), b.shape())?;
@@ -104,7 +104,7 @@ impl Tensor {
     /// assert_eq!(*c.data(), array![[11.0, 12.0, 13.0], [21.0, 22.0, 23.0]].into_dyn());
     /// assert!(a.try_add(&Tensor::zeros(&[2])).is_err());
     /// ```
-    pub fn try_add(&self, other: &Tensor) -> Result<Tensor, TensorError> {
+    pub fn try_add(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         self.binary(other, "add", rules::Add)
     }
 
@@ -118,7 +118,7 @@ impl Tensor {
     /// let c = a.try_sub(&Tensor::scalar(1.0)).unwrap();
     /// assert_eq!(*c.data(), array![4.0, 6.0].into_dyn());
     /// ```
-    pub fn try_sub(&self, other: &Tensor) -> Result<Tensor, TensorError> {
+    pub fn try_sub(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         self.binary(other, "sub", rules::Sub)
     }
 
@@ -135,7 +135,7 @@ impl Tensor {
     /// assert_eq!(a.grad().unwrap(), array![3.0, 4.0].into_dyn()); // = b
     /// assert_eq!(b.grad().unwrap(), array![1.0, 2.0].into_dyn()); // = a
     /// ```
-    pub fn try_mul(&self, other: &Tensor) -> Result<Tensor, TensorError> {
+    pub fn try_mul(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         self.binary(other, "mul", rules::Mul)
     }
 
@@ -154,7 +154,7 @@ impl Tensor {
     /// // d/db (1/b + 2/b) = -3 / b^2
     /// assert_eq!(b.grad().unwrap()[[]], -3.0 / 16.0);
     /// ```
-    pub fn try_div(&self, other: &Tensor) -> Result<Tensor, TensorError> {
+    pub fn try_div(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         self.binary(other, "div", rules::Div)
     }
 
@@ -169,61 +169,67 @@ impl Tensor {
     /// assert_eq!(*(-&a).data(), array![-1.0, 2.0].into_dyn());
     /// ```
     #[allow(clippy::should_implement_trait)] // `Neg` is implemented too; this reads better in chains
-    pub fn neg(&self) -> Tensor {
+    pub fn neg(&self) -> Tensor<T> {
         self.unary("neg", rules::Neg)
     }
 }
 
-/// Implements `std::ops::$Trait` for every mix of `Tensor`, `&Tensor`, `f64`
-/// by delegating to `Tensor::$try` (scalars become 0-d tensors and
-/// broadcast).
+/// Implements `std::ops::$Trait` for every mix of `Tensor<T>`, `&Tensor<T>` and a scalar `T`
+/// by delegating to `Tensor::$try` (scalars become 0-d tensors and broadcast).
 macro_rules! impl_binary_operator {
     ($Trait:ident, $method:ident, $try:ident) => {
-        impl std::ops::$Trait<&Tensor> for &Tensor {
-            type Output = Tensor;
-            fn $method(self, rhs: &Tensor) -> Tensor {
+        impl<T: Element> std::ops::$Trait<&Tensor<T>> for &Tensor<T> {
+            type Output = Tensor<T>;
+            fn $method(self, rhs: &Tensor<T>) -> Tensor<T> {
                 self.$try(rhs).unwrap_or_else(|e| panic!("{e}"))
             }
         }
-        impl std::ops::$Trait<Tensor> for &Tensor {
-            type Output = Tensor;
-            fn $method(self, rhs: Tensor) -> Tensor {
+        impl<T: Element> std::ops::$Trait<Tensor<T>> for &Tensor<T> {
+            type Output = Tensor<T>;
+            fn $method(self, rhs: Tensor<T>) -> Tensor<T> {
                 std::ops::$Trait::$method(self, &rhs)
             }
         }
-        impl std::ops::$Trait<&Tensor> for Tensor {
-            type Output = Tensor;
-            fn $method(self, rhs: &Tensor) -> Tensor {
+        impl<T: Element> std::ops::$Trait<&Tensor<T>> for Tensor<T> {
+            type Output = Tensor<T>;
+            fn $method(self, rhs: &Tensor<T>) -> Tensor<T> {
                 std::ops::$Trait::$method(&self, rhs)
             }
         }
-        impl std::ops::$Trait<Tensor> for Tensor {
-            type Output = Tensor;
-            fn $method(self, rhs: Tensor) -> Tensor {
+        impl<T: Element> std::ops::$Trait<Tensor<T>> for Tensor<T> {
+            type Output = Tensor<T>;
+            fn $method(self, rhs: Tensor<T>) -> Tensor<T> {
                 std::ops::$Trait::$method(&self, &rhs)
             }
         }
-        impl std::ops::$Trait<f64> for &Tensor {
-            type Output = Tensor;
-            fn $method(self, rhs: f64) -> Tensor {
+        impl<T: Element> std::ops::$Trait<T> for &Tensor<T> {
+            type Output = Tensor<T>;
+            fn $method(self, rhs: T) -> Tensor<T> {
                 std::ops::$Trait::$method(self, &Tensor::scalar(rhs))
             }
         }
-        impl std::ops::$Trait<f64> for Tensor {
-            type Output = Tensor;
-            fn $method(self, rhs: f64) -> Tensor {
+        impl<T: Element> std::ops::$Trait<T> for Tensor<T> {
+            type Output = Tensor<T>;
+            fn $method(self, rhs: T) -> Tensor<T> {
                 std::ops::$Trait::$method(&self, &Tensor::scalar(rhs))
             }
         }
-        impl std::ops::$Trait<&Tensor> for f64 {
-            type Output = Tensor;
-            fn $method(self, rhs: &Tensor) -> Tensor {
+        impl_binary_operator!(@scalar_lhs $Trait, $method, f64);
+    };
+    // A scalar on the left needs an impl per scalar type (the orphan rule). Only `f64` has one:
+    // with a second, `2.0 - &x` would not compile wherever the element type is still to be
+    // inferred (`Tensor::new(array![1.0, 2.0], true)`). With `f32` elements, put the scalar on
+    // the right or make it a tensor: `Tensor::scalar(2.0) - &x`.
+    (@scalar_lhs $Trait:ident, $method:ident, $s:ty) => {
+        impl std::ops::$Trait<&Tensor<$s>> for $s {
+            type Output = Tensor<$s>;
+            fn $method(self, rhs: &Tensor<$s>) -> Tensor<$s> {
                 std::ops::$Trait::$method(&Tensor::scalar(self), rhs)
             }
         }
-        impl std::ops::$Trait<Tensor> for f64 {
-            type Output = Tensor;
-            fn $method(self, rhs: Tensor) -> Tensor {
+        impl std::ops::$Trait<Tensor<$s>> for $s {
+            type Output = Tensor<$s>;
+            fn $method(self, rhs: Tensor<$s>) -> Tensor<$s> {
                 std::ops::$Trait::$method(&Tensor::scalar(self), &rhs)
             }
         }
@@ -235,16 +241,16 @@ impl_binary_operator!(Sub, sub, try_sub);
 impl_binary_operator!(Mul, mul, try_mul);
 impl_binary_operator!(Div, div, try_div);
 
-impl std::ops::Neg for &Tensor {
-    type Output = Tensor;
-    fn neg(self) -> Tensor {
+impl<T: Element> std::ops::Neg for &Tensor<T> {
+    type Output = Tensor<T>;
+    fn neg(self) -> Tensor<T> {
         Tensor::neg(self)
     }
 }
 
-impl std::ops::Neg for Tensor {
-    type Output = Tensor;
-    fn neg(self) -> Tensor {
+impl<T: Element> std::ops::Neg for Tensor<T> {
+    type Output = Tensor<T>;
+    fn neg(self) -> Tensor<T> {
         Tensor::neg(&self)
     }
 }

@@ -3,7 +3,7 @@
 
 use ndarray::ArrayD;
 
-use crate::tensor::Tensor;
+use crate::tensor::{Element, Tensor};
 
 /// An operation defined outside this module: implement it and apply it with
 /// [`Tensor::custom`].
@@ -45,24 +45,24 @@ use crate::tensor::Tensor;
 /// y.backward().unwrap();
 /// assert_eq!(x.grad().unwrap()[[]], 0.5);
 /// ```
-pub trait CustomOp {
+pub trait CustomOp<T: Element = f64> {
     /// Name shown by [`Tensor::op_name`] and in error messages.
     fn name(&self) -> &str;
 
     /// Computes the output from the input arrays.
-    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64>;
+    fn forward(&self, inputs: &[&ArrayD<T>]) -> ArrayD<T>;
 
     /// Gradients of the loss with respect to each input, given the gradient
     /// `grad_out` with respect to the output.
     fn backward(
         &self,
-        inputs: &[&ArrayD<f64>],
-        output: &ArrayD<f64>,
-        grad_out: &ArrayD<f64>,
-    ) -> Vec<ArrayD<f64>>;
+        inputs: &[&ArrayD<T>],
+        output: &ArrayD<T>,
+        grad_out: &ArrayD<T>,
+    ) -> Vec<ArrayD<T>>;
 }
 
-impl Tensor {
+impl<T: Element> Tensor<T> {
     /// Applies a user-defined [`CustomOp`] to `inputs`, recording it in the
     /// graph like a built-in op.
     ///
@@ -90,10 +90,10 @@ impl Tensor {
     /// Tensor::custom(Product, &[&a, &b]).backward().unwrap();
     /// assert_eq!((a.grad().unwrap()[[]], b.grad().unwrap()[[]]), (4.0, 3.0));
     /// ```
-    pub fn custom(op: impl CustomOp + 'static, inputs: &[&Tensor]) -> Tensor {
+    pub fn custom(op: impl CustomOp<T> + 'static, inputs: &[&Tensor<T>]) -> Tensor<T> {
         let out = {
             let datas: Vec<_> = inputs.iter().map(|t| t.data()).collect();
-            let arrays: Vec<&ArrayD<f64>> = datas.iter().map(|d| &**d).collect();
+            let arrays: Vec<&ArrayD<T>> = datas.iter().map(|d| &**d).collect();
             op.forward(&arrays)
         };
         let name = op.name().to_string();

@@ -10,10 +10,10 @@
 use ndarray::{ArrayD, CowArray, Ix2};
 
 use crate::tensor::ops::shape::reshape_owned;
-use crate::tensor::{Tensor, TensorError};
+use crate::tensor::{Element, Tensor, TensorError};
 
 /// `a` as a matrix: 2-D as is, 1-D as a row (`left`) or a column.
-fn as_matrix(a: &ArrayD<f64>, left: bool) -> CowArray<'_, f64, Ix2> {
+fn as_matrix<T: Element>(a: &ArrayD<T>, left: bool) -> CowArray<'_, T, Ix2> {
     if a.ndim() == 2 {
         a.view()
             .into_dimensionality::<Ix2>()
@@ -47,7 +47,7 @@ fn matmul_shape(lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>, TensorError>
     Ok(out)
 }
 
-impl Tensor {
+impl<T: Element> Tensor<T> {
     /// Matrix product `self @ other` (NumPy `matmul` for 1-D and 2-D):
     ///
     /// | `self`  | `other` | result |
@@ -71,7 +71,7 @@ impl Tensor {
     /// assert_eq!(x.matmul(&x).unwrap().item().unwrap(), 13.0);
     /// assert!(w.matmul(&Tensor::zeros(&[3])).is_err());
     /// ```
-    pub fn matmul(&self, other: &Tensor) -> Result<Tensor, TensorError> {
+    pub fn matmul(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         let out = {
             let (a, b) = (self.data(), other.data());
             let out_shape = matmul_shape(a.shape(), b.shape())?;

@@ -5,17 +5,17 @@
 
 use ndarray::{ArrayD, Axis, IxDyn};
 
-use crate::tensor::{Tensor, TensorError};
+use crate::tensor::{Element, Tensor, TensorError};
 
 /// Spreads `grad` (the gradient of a reduction along `axis`) back over
 /// `input_shape`, scaled by `scale`.
-fn spread_along_axis(
-    grad: &ArrayD<f64>,
+fn spread_along_axis<T: Element>(
+    grad: &ArrayD<T>,
     input_shape: &[usize],
     axis: usize,
     keepdims: bool,
-    scale: f64,
-) -> ArrayD<f64> {
+    scale: T,
+) -> ArrayD<T> {
     // Put the reduced axis back as length 1 so that it broadcasts.
     let g = if keepdims {
         grad.view()
@@ -28,7 +28,7 @@ fn spread_along_axis(
     g.mapv(|v| v * scale)
 }
 
-impl Tensor {
+impl<T: Element> Tensor<T> {
     /// Sum of all elements, as a 0-d tensor.
     ///
     /// ```
@@ -41,7 +41,7 @@ impl Tensor {
     /// s.backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), ndarray::ArrayD::ones(vec![2, 2]));
     /// ```
-    pub fn sum(&self) -> Tensor {
+    pub fn sum(&self) -> Tensor<T> {
         self.reduce_all("sum", false)
     }
 
@@ -57,19 +57,19 @@ impl Tensor {
     /// m.backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), ndarray::ArrayD::from_elem(vec![4], 0.25));
     /// ```
-    pub fn mean(&self) -> Tensor {
+    pub fn mean(&self) -> Tensor<T> {
         self.reduce_all("mean", true)
     }
 
-    fn reduce_all(&self, op: &'static str, mean: bool) -> Tensor {
+    fn reduce_all(&self, op: &'static str, mean: bool) -> Tensor<T> {
         let (total, n) = {
             let x = self.data();
-            (x.sum(), x.len() as f64)
+            (x.sum(), T::constant(x.len() as f64))
         };
-        let scale = if mean { 1.0 / n } else { 1.0 };
+        let scale = if mean { n.recip() } else { T::one() };
         let out = ndarray::arr0(total * scale).into_dyn();
         Tensor::from_op(out, op, &[self], move |args| {
-            let g = args.grad.iter().next().copied().unwrap_or(0.0) * scale;
+            let g = args.grad.iter().next().copied().unwrap_or(T::zero()) * scale;
             vec![Some(ArrayD::from_elem(args.inputs[0].raw_dim(), g))]
         })
     }
@@ -88,7 +88,7 @@ impl Tensor {
     /// assert_eq!(*x.sum_axis(1, true).unwrap().data(), array![[6.0], [15.0]].into_dyn());
     /// assert!(x.sum_axis(2, false).is_err());
     /// ```
-    pub fn sum_axis(&self, axis: usize, keepdims: bool) -> Result<Tensor, TensorError> {
+    pub fn sum_axis(&self, axis: usize, keepdims: bool) -> Result<Tensor<T>, TensorError> {
         self.reduce_axis("sum_axis", axis, keepdims, false)
     }
 
@@ -105,7 +105,7 @@ impl Tensor {
     /// m.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), ndarray::ArrayD::from_elem(vec![2, 2], 0.5));
     /// ```
-    pub fn mean_axis(&self, axis: usize, keepdims: bool) -> Result<Tensor, TensorError> {
+    pub fn mean_axis(&self, axis: usize, keepdims: bool) -> Result<Tensor<T>, TensorError> {
         self.reduce_axis("mean_axis", axis, keepdims, true)
     }
 
@@ -115,7 +115,7 @@ impl Tensor {
         axis: usize,
         keepdims: bool,
         mean: bool,
-    ) -> Result<Tensor, TensorError> {
+    ) -> Result<Tensor<T>, TensorError> {
         let (out, scale) = {
             let x = self.data();
             if axis >= x.ndim() {
@@ -126,9 +126,9 @@ impl Tensor {
                 });
             }
             let scale = if mean {
-                1.0 / x.len_of(Axis(axis)) as f64
+                T::constant(x.len_of(Axis(axis)) as f64).recip()
             } else {
-                1.0
+                T::one()
             };
             let mut out = x.sum_axis(Axis(axis));
             if mean {

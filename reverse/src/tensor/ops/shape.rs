@@ -8,10 +8,10 @@ use std::ops::Range;
 
 use ndarray::{ArrayD, Axis, IxDyn, Slice};
 
-use crate::tensor::{Tensor, TensorError};
+use crate::tensor::{Element, Tensor, TensorError};
 
 /// Reshapes an owned array, reusing its buffer when the layout allows.
-pub(crate) fn reshape_owned(a: ArrayD<f64>, shape: &[usize]) -> ArrayD<f64> {
+pub(crate) fn reshape_owned<T: Element>(a: ArrayD<T>, shape: &[usize]) -> ArrayD<T> {
     if a.is_standard_layout() {
         a.into_shape_with_order(IxDyn(shape))
             .expect("element count was checked")
@@ -22,7 +22,7 @@ pub(crate) fn reshape_owned(a: ArrayD<f64>, shape: &[usize]) -> ArrayD<f64> {
     }
 }
 
-impl Tensor {
+impl<T: Element> Tensor<T> {
     /// Transpose: reverses the order of the axes, like NumPy's `.T`
     /// (rows and columns swap for a matrix; 0-d and 1-d tensors are
     /// returned unchanged in value).
@@ -34,7 +34,7 @@ impl Tensor {
     /// let m = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
     /// assert_eq!(*m.t().data(), array![[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]].into_dyn());
     /// ```
-    pub fn t(&self) -> Tensor {
+    pub fn t(&self) -> Tensor<T> {
         let out = self.data().t().to_owned();
         Tensor::from_op(out, "t", &[self], |args| {
             vec![Some(args.grad.t().to_owned())]
@@ -55,7 +55,7 @@ impl Tensor {
     /// assert_eq!(m.data()[[1, 0]], 4.0);
     /// assert!(v.reshape(&[4, 2]).is_err());
     /// ```
-    pub fn reshape(&self, shape: &[usize]) -> Result<Tensor, TensorError> {
+    pub fn reshape(&self, shape: &[usize]) -> Result<Tensor<T>, TensorError> {
         let out = {
             let x = self.data();
             if x.len() != shape.iter().product::<usize>() {
@@ -96,7 +96,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap(), array![[1.0, 1.0], [0.0, 0.0], [2.0, 2.0]].into_dyn());
     /// assert!(x.select_rows(&[3]).is_err());
     /// ```
-    pub fn select_rows(&self, indices: &[usize]) -> Result<Tensor, TensorError> {
+    pub fn select_rows(&self, indices: &[usize]) -> Result<Tensor<T>, TensorError> {
         let out = {
             let x = self.data();
             let rows = self.rows("select_rows")?;
@@ -137,7 +137,7 @@ impl Tensor {
     /// assert_eq!(x.grad().unwrap(), array![0.0, 1.0, 1.0, 0.0].into_dyn());
     /// assert!(x.slice_rows(2..5).is_err());
     /// ```
-    pub fn slice_rows(&self, range: Range<usize>) -> Result<Tensor, TensorError> {
+    pub fn slice_rows(&self, range: Range<usize>) -> Result<Tensor<T>, TensorError> {
         let out = {
             let x = self.data();
             let rows = self.rows("slice_rows")?;

@@ -10,7 +10,7 @@ use ndarray::{ArrayD, Zip};
 use shared_ops::Unary;
 use shared_ops::rules::{Abs, Exp, Ln, Powf, Powi, Relu, Sigmoid, Sqrt, Tanh};
 
-use crate::tensor::{Tensor, is_grad_enabled};
+use crate::tensor::{Element, Tensor, is_grad_enabled};
 
 /// A scalar exponent as a one-argument rule: `x ↦ xᵖ` through the two-argument `Powf` rule.
 #[derive(Clone, Copy)]
@@ -24,10 +24,10 @@ impl Unary for PowfBy {
     }
 }
 
-impl Tensor {
+impl<T: Element> Tensor<T> {
     /// Applies `f` elementwise and records `grad * df(x or y)`.
     /// Applies `rule` elementwise. The partials are kept only when the result records a graph.
-    pub(crate) fn unary<R: Unary + 'static>(&self, op: &'static str, rule: R) -> Tensor {
+    pub(crate) fn unary<R: Unary + 'static>(&self, op: &'static str, rule: R) -> Tensor<T> {
         let x = self.data();
         if !(is_grad_enabled() && self.requires_grad()) {
             let y = x.mapv(|v| rule.eval(v).0);
@@ -54,7 +54,7 @@ impl Tensor {
     /// y.backward().unwrap();
     /// assert_eq!((y.item().unwrap(), x.grad().unwrap()[[]]), (1.0, 1.0));
     /// ```
-    pub fn exp(&self) -> Tensor {
+    pub fn exp(&self) -> Tensor<T> {
         self.unary("exp", Exp)
     }
 
@@ -67,7 +67,7 @@ impl Tensor {
     /// x.ln().backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 0.5);
     /// ```
-    pub fn ln(&self) -> Tensor {
+    pub fn ln(&self) -> Tensor<T> {
         self.unary("ln", Ln)
     }
 
@@ -80,7 +80,7 @@ impl Tensor {
     /// x.tanh().backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 1.0);
     /// ```
-    pub fn tanh(&self) -> Tensor {
+    pub fn tanh(&self) -> Tensor<T> {
         self.unary("tanh", Tanh)
     }
 
@@ -94,7 +94,7 @@ impl Tensor {
     /// s.backward().unwrap();
     /// assert_eq!((s.item().unwrap(), x.grad().unwrap()[[]]), (0.5, 0.25));
     /// ```
-    pub fn sigmoid(&self) -> Tensor {
+    pub fn sigmoid(&self) -> Tensor<T> {
         self.unary("sigmoid", Sigmoid)
     }
 
@@ -108,7 +108,7 @@ impl Tensor {
     /// x.relu().sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![0.0, 0.0, 1.0].into_dyn());
     /// ```
-    pub fn relu(&self) -> Tensor {
+    pub fn relu(&self) -> Tensor<T> {
         self.unary("relu", Relu)
     }
 
@@ -122,7 +122,7 @@ impl Tensor {
     /// x.powi(2).backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 6.0);
     /// ```
-    pub fn powi(&self, n: i32) -> Tensor {
+    pub fn powi(&self, n: i32) -> Tensor<T> {
         self.unary("powi", Powi(n))
     }
 
@@ -136,7 +136,7 @@ impl Tensor {
     /// x.powf(1.5).backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 3.0); // 1.5 * 4^0.5
     /// ```
-    pub fn powf(&self, p: f64) -> Tensor {
+    pub fn powf(&self, p: f64) -> Tensor<T> {
         self.unary("powf", PowfBy(p))
     }
 
@@ -149,7 +149,7 @@ impl Tensor {
     /// x.sqrt().backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 0.25);
     /// ```
-    pub fn sqrt(&self) -> Tensor {
+    pub fn sqrt(&self) -> Tensor<T> {
         self.unary("sqrt", Sqrt)
     }
 
@@ -164,7 +164,7 @@ impl Tensor {
     /// x.abs().sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![-1.0, 0.0, 1.0].into_dyn());
     /// ```
-    pub fn abs(&self) -> Tensor {
+    pub fn abs(&self) -> Tensor<T> {
         self.unary("abs", Abs)
     }
 }

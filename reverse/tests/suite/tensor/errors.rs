@@ -22,7 +22,7 @@ fn assert_err_mentions<T: std::fmt::Debug>(
 
 #[test]
 fn error_broadcast() {
-    let a = Tensor::zeros(&[2, 3]);
+    let a = Tensor::<f64>::zeros(&[2, 3]);
     let b = Tensor::zeros(&[4]);
     for r in [a.try_add(&b), a.try_sub(&b), a.try_mul(&b), a.try_div(&b)] {
         let e = assert_err_mentions(r, &["[2, 3]", "[4]", "broadcast"]);
@@ -33,7 +33,7 @@ fn error_broadcast() {
 #[test]
 #[should_panic(expected = "mul: shapes [2, 3] and [4] cannot be broadcast together")]
 fn operator_panics_with_the_same_message() {
-    let _ = Tensor::zeros(&[2, 3]) * Tensor::zeros(&[4]);
+    let _ = Tensor::<f64>::zeros(&[2, 3]) * Tensor::zeros(&[4]);
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn error_matmul() {
     assert!(matches!(e, TensorError::MatMul { .. }));
     assert_err_mentions(m.matmul(&Tensor::zeros(&[2, 3])), &["[2, 3]", "3 != 2"]);
     assert_err_mentions(
-        Tensor::zeros(&[3]).matmul(&Tensor::zeros(&[4])),
+        Tensor::<f64>::zeros(&[3]).matmul(&Tensor::zeros(&[4])),
         &["[3]", "[4]"],
     );
     assert_err_mentions(
@@ -55,7 +55,7 @@ fn error_matmul() {
 
 #[test]
 fn error_backward_non_scalar_and_grad_shape() {
-    let x = Tensor::zeros(&[2, 3]).with_grad();
+    let x = Tensor::<f64>::zeros(&[2, 3]).with_grad();
     let y = x.exp();
     let e = assert_err_mentions(y.backward(), &["[2, 3]", "backward"]);
     assert!(matches!(e, TensorError::NotScalar { .. }));
@@ -78,7 +78,7 @@ fn error_backward_non_scalar_and_grad_shape() {
 #[test]
 fn error_reshape_and_construction() {
     let e = assert_err_mentions(
-        Tensor::zeros(&[2, 3]).reshape(&[4]),
+        Tensor::<f64>::zeros(&[2, 3]).reshape(&[4]),
         &["[2, 3]", "[4]", "6", "4"],
     );
     assert!(matches!(e, TensorError::Reshape { .. }));
@@ -91,7 +91,7 @@ fn error_reshape_and_construction() {
 
 #[test]
 fn error_axis_out_of_range() {
-    let x = Tensor::zeros(&[2, 3]);
+    let x = Tensor::<f64>::zeros(&[2, 3]);
     for r in [x.sum_axis(2, false), x.mean_axis(5, true)] {
         let e = assert_err_mentions(r, &["[2, 3]", "axis"]);
         assert!(matches!(e, TensorError::Axis { .. }));
@@ -102,7 +102,7 @@ fn error_axis_out_of_range() {
 
 #[test]
 fn error_row_index_out_of_range() {
-    let x = Tensor::zeros(&[3, 2]);
+    let x = Tensor::<f64>::zeros(&[3, 2]);
     let e = assert_err_mentions(x.select_rows(&[0, 3]), &["[3, 2]", "row 3"]);
     assert!(matches!(e, TensorError::RowIndex { index: 3, .. }));
     let e = assert_err_mentions(x.slice_rows(1..4), &["[3, 2]", "1..4"]);

@@ -198,7 +198,7 @@ fn transpose_reshape_and_rows() {
     assert_eq!(*v.t().data(), *v.data()); // 1-D transpose is the identity
     let m = v.reshape(&[3, 1]).unwrap();
     assert_eq!(m.t().shape(), vec![1, 3]);
-    let cube = Tensor::zeros(&[2, 3, 4]);
+    let cube = Tensor::<f64>::zeros(&[2, 3, 4]);
     assert_eq!(cube.t().shape(), vec![4, 3, 2]);
 
     let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], true);
