@@ -92,6 +92,22 @@ pub enum TensorError {
         /// Shape of the tensor.
         shape: Vec<usize>,
     },
+    /// The data of an operation's input (or result) was changed in place
+    /// ([`Tensor::set_data`](super::Tensor::set_data), [`Tensor::update`](super::Tensor::update),
+    /// an optimiser's step) after the operation was computed from it: its gradient would be
+    /// that of other data. Compute the graph again after changing the data.
+    Modified {
+        /// The operation whose backward needed the data.
+        op: String,
+        /// Which of its tensors changed: `input 0`, `input 1`, … or `the result`.
+        which: String,
+        /// The changed tensor: the op that made it and its shape.
+        tensor: String,
+        /// Its version when the operation was computed.
+        saved: u64,
+        /// Its version now.
+        version: u64,
+    },
     /// A custom op's backward returned the wrong number of gradients.
     GradientCount {
         /// Name of the custom op.
@@ -169,6 +185,18 @@ impl fmt::Display for TensorError {
                 f,
                 "{op}: row range {start}..{end} is not within shape {shape:?} ({} rows)",
                 shape.first().copied().unwrap_or(0)
+            ),
+            TensorError::Modified {
+                op,
+                which,
+                tensor,
+                saved,
+                version,
+            } => write!(
+                f,
+                "backward of {op}: {which} ({tensor}) was modified in place after {op} used it \
+                 (version {version}, saved at version {saved}); compute the graph again after \
+                 changing the data"
             ),
             TensorError::GradientCount { op, expected, got } => write!(
                 f,

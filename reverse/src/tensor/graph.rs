@@ -91,6 +91,32 @@ impl<T: Element> Tensor<T> {
         order
     }
 
+    /// Whether this node's inputs and result are still the data it was computed from.
+    fn check_versions(&self) -> Result<(), TensorError> {
+        let node = &self.0;
+        if node.backward.is_none() {
+            return Ok(());
+        }
+        let stale = node
+            .parents
+            .iter()
+            .zip(&node.saved_versions)
+            .enumerate()
+            .map(|(i, (p, &saved))| (format!("input {i}"), p, saved))
+            .chain(std::iter::once(("the result".to_string(), self, 0)))
+            .find(|(_, t, saved)| t.version() != *saved);
+        match stale {
+            None => Ok(()),
+            Some((which, t, saved)) => Err(TensorError::Modified {
+                op: node.op.to_string(),
+                which,
+                tensor: format!("{} of shape {:?}", t.op_name(), t.shape()),
+                saved,
+                version: t.version(),
+            }),
+        }
+    }
+
     fn run_backward(&self, seed: ArrayD<T>) -> Result<(), TensorError> {
         if !self.requires_grad() {
             return Err(TensorError::NoGraph {
@@ -98,6 +124,10 @@ impl<T: Element> Tensor<T> {
             });
         }
         let order = self.topo_order();
+        // Every check before the first gradient is added: an error leaves the leaves as they were.
+        for t in &order {
+            t.check_versions()?;
+        }
         let index: HashMap<*const Node<T>, usize> = order
             .iter()
             .enumerate()

@@ -107,6 +107,10 @@ struct Node<T: Element> {
     requires_grad: Cell<bool>,
     retain_grad: Cell<bool>,
     parents: Vec<Tensor<T>>,
+    /// The parents' versions when this node was computed from them (see [`Tensor::version`]).
+    saved_versions: Box<[u64]>,
+    /// How many times the data was changed in place.
+    version: Cell<u64>,
     op: Cow<'static, str>,
     backward: Option<BackwardFn<T>>,
 }
@@ -251,6 +255,8 @@ impl<T: Element> Tensor<T> {
             requires_grad: Cell::new(requires_grad),
             retain_grad: Cell::new(false),
             parents: Vec::new(),
+            saved_versions: Box::new([]),
+            version: Cell::new(0),
             op: op.into(),
             backward: None,
         }))
@@ -275,6 +281,8 @@ impl<T: Element> Tensor<T> {
             requires_grad: Cell::new(true),
             retain_grad: Cell::new(false),
             parents: parents.iter().map(|&p| p.clone()).collect(),
+            saved_versions: parents.iter().map(|p| p.version()).collect(),
+            version: Cell::new(0),
             op: op.into(),
             backward: Some(Box::new(backward)),
         }))
@@ -428,6 +436,29 @@ impl<T: Element> Tensor<T> {
         self.0.backward.is_none()
     }
 
+    /// How many times the data was changed in place ([`set_data`](Tensor::set_data),
+    /// [`update`](Tensor::update), an optimiser's step). An operation remembers the versions
+    /// of its inputs; `backward` refuses to run through one whose input (or own result) has
+    /// changed since, with [`TensorError::Modified`], because its gradient would be that of
+    /// other data (PyTorch raises the same way).
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::{Tensor, TensorError};
+    ///
+    /// let x = Tensor::new(array![1.0, 2.0], true);
+    /// let y = (&x * &x).sum();
+    /// assert_eq!(x.version(), 0);
+    /// x.set_data(array![10.0, 20.0]).unwrap();
+    /// assert_eq!(x.version(), 1);
+    /// let err = y.backward().unwrap_err();
+    /// assert!(matches!(err, TensorError::Modified { .. }));
+    /// assert!(x.grad().is_none()); // nothing was accumulated
+    /// ```
+    pub fn version(&self) -> u64 {
+        self.0.version.get()
+    }
+
     /// Asks `backward` to also keep (and accumulate) the gradient of this
     /// non-leaf tensor, like PyTorch's `retain_grad`.
     ///
@@ -446,11 +477,10 @@ impl<T: Element> Tensor<T> {
 
     // ----- mutation (for optimisers) --------------------------------------
 
-    /// Replaces the data by an array of the same shape.
-    ///
-    /// Ops already built from this tensor read its data during `backward`,
-    /// so change parameters only between a backward pass and the next
-    /// primal pass (as an optimiser does).
+    /// Replaces the data by an array of the same shape, and counts a new
+    /// [`version`](Tensor::version): a `backward` through an op built from the old data is
+    /// then an error, not a gradient of other data. Change parameters between a backward pass
+    /// and the next primal pass, as an optimiser does.
     ///
     /// ```
     /// use reverse::tensor::Tensor;
@@ -471,6 +501,7 @@ impl<T: Element> Tensor<T> {
             });
         }
         *slot = data.into_dyn();
+        self.bump_version();
         Ok(())
     }
 
@@ -494,6 +525,11 @@ impl<T: Element> Tensor<T> {
         let grad = self.0.grad.borrow();
         let mut data = self.0.data.borrow_mut();
         f(data.view_mut(), grad.as_ref());
+        self.bump_version();
+    }
+
+    fn bump_version(&self) {
+        self.0.version.set(self.0.version.get() + 1);
     }
 
     /// One step of plain gradient descent: `data -= lr * grad` (no-op when

@@ -23,6 +23,7 @@ use ndarray::{ArrayD, IxDyn, Zip};
 
 use shared_ops::{Binary, rules};
 
+use super::chain;
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
 use crate::tensor::{Element, Tensor, TensorError};
 
@@ -37,25 +38,6 @@ fn zip2<T: Element>(
     Zip::from(&xv).and(&yv).map_collect(|&a, &b| f(a, b))
 }
 
-/// `f(x, y, z)` elementwise over the three arrays broadcast to `shape`.
-fn zip3<T: Element>(
-    x: &ArrayD<T>,
-    y: &ArrayD<T>,
-    z: &ArrayD<T>,
-    shape: &[usize],
-    f: impl Fn(T, T, T) -> T,
-) -> ArrayD<T> {
-    let (xv, yv, zv) = (
-        broadcast_view(x, shape),
-        broadcast_view(y, shape),
-        broadcast_view(z, shape),
-    );
-    Zip::from(&xv)
-        .and(&yv)
-        .and(&zv)
-        .map_collect(|&a, &b, &c| f(a, b, c))
-}
-
 fn broadcast_view<'a, T: Element>(x: &'a ArrayD<T>, shape: &[usize]) -> ndarray::ArrayViewD<'a, T> {
     x.broadcast(IxDyn(shape))
         .expect("shape was checked by broadcast_shapes")
@@ -64,10 +46,31 @@ fn broadcast_view<'a, T: Element>(x: &'a ArrayD<T>, shape: &[usize]) -> ndarray:
 /// Gradients of both inputs from `(a, b, grad_out, needs_grad)`, each
 /// already summed back to its input's shape.
 impl<T: Element> Tensor<T> {
-    /// Shared forward of the four ops: check shapes, compute, record.
-    /// Applies `rule` elementwise with broadcasting; the backward multiplies the output gradient
-    /// by the rule's partials and sums it back to each input's shape.
-    fn binary<R: Binary + 'static>(
+    /// Applies a two-argument rule elementwise with NumPy broadcasting: a built-in one of
+    /// [`shared_ops::rules`] or a user's. The backward multiplies the output gradient by the
+    /// rule's partials (under the structural-zero convention) and sums each back to its
+    /// input's shape.
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    /// use shared_ops::rules::Hypot;
+    ///
+    /// let a = Tensor::new(array![3.0, 0.0], true);
+    /// let b = Tensor::new(array![4.0], true); // broadcasts
+    /// let r = a.apply2(&b, Hypot).unwrap();
+    /// assert_eq!(*r.data(), array![5.0, 4.0].into_dyn());
+    /// r.sum().backward().unwrap();
+    /// assert_eq!(a.grad().unwrap(), array![0.6, 0.0].into_dyn());
+    /// assert_eq!(b.grad().unwrap(), array![1.8].into_dyn()); // 4/5 + 4/4
+    /// assert!(a.apply2(&Tensor::zeros(&[3]), Hypot).is_err());
+    /// ```
+    pub fn apply2<R: Binary>(&self, other: &Tensor<T>, rule: R) -> Result<Tensor<T>, TensorError> {
+        self.binary(other, R::NAME, rule)
+    }
+
+    /// The forward of every binary op: check shapes, compute, record.
+    fn binary<R: Binary>(
         &self,
         other: &Tensor<T>,
         op: &'static str,
@@ -80,16 +83,69 @@ impl<T: Element> Tensor<T> {
         };
         Ok(Tensor::from_op(out, op, &[self, other], move |args| {
             let ([a, b], g) = ([args.inputs[0], args.inputs[1]], args.grad);
-            let d_a = args.needs_grad[0].then(|| {
-                let d = zip3(g, a, b, g.shape(), |g, a, b| g * rule.eval(a, b).1);
-                reduce_to_shape_owned(d, a.shape())
-            });
-            let d_b = args.needs_grad[1].then(|| {
-                let d = zip3(g, a, b, g.shape(), |g, a, b| g * rule.eval(a, b).2);
-                reduce_to_shape_owned(d, b.shape())
-            });
-            vec![d_a, d_b]
+            let shape = g.shape();
+            let (av, bv) = (broadcast_view(a, shape), broadcast_view(b, shape));
+            let partial = |first: bool| {
+                Zip::from(g).and(&av).and(&bv).map_collect(|&g, &a, &b| {
+                    let (_, pa, pb) = rule.eval(a, b);
+                    chain(g, if first { pa } else { pb })
+                })
+            };
+            let (da, db) = match (args.needs_grad[0], args.needs_grad[1]) {
+                (true, true) => {
+                    // One evaluation of the rule gives both partials.
+                    let (mut da, mut db) = (ArrayD::zeros(g.raw_dim()), ArrayD::zeros(g.raw_dim()));
+                    Zip::from(&mut da)
+                        .and(&mut db)
+                        .and(g)
+                        .and(&av)
+                        .and(&bv)
+                        .for_each(|da, db, &g, &a, &b| {
+                            let (_, pa, pb) = rule.eval(a, b);
+                            *da = chain(g, pa);
+                            *db = chain(g, pb);
+                        });
+                    (Some(da), Some(db))
+                }
+                (first, second) => (first.then(|| partial(true)), second.then(|| partial(false))),
+            };
+            let da = da.map(|d| reduce_to_shape_owned(d, a.shape()));
+            let db = db.map(|d| reduce_to_shape_owned(d, b.shape()));
+            vec![da, db]
         }))
+    }
+
+    /// `max(self, other)` elementwise with broadcasting. At a tie each side gets half the
+    /// gradient; a NaN loses (as `f64::max`) and gets none.
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let a = Tensor::new(array![1.0, 2.0, 3.0], true);
+    /// let b = Tensor::new(array![2.0], true);
+    /// let m = a.maximum(&b).unwrap();
+    /// assert_eq!(*m.data(), array![2.0, 2.0, 3.0].into_dyn());
+    /// m.sum().backward().unwrap();
+    /// assert_eq!(a.grad().unwrap(), array![0.0, 0.5, 1.0].into_dyn());
+    /// assert_eq!(b.grad().unwrap(), array![1.5].into_dyn());
+    /// ```
+    pub fn maximum(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
+        self.binary(other, "maximum", rules::Max)
+    }
+
+    /// `min(self, other)` elementwise with broadcasting; ties as [`maximum`](Tensor::maximum).
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let a = Tensor::new(array![1.0, 3.0], false);
+    /// let m = a.minimum(&Tensor::scalar(2.0)).unwrap();
+    /// assert_eq!(*m.data(), array![1.0, 2.0].into_dyn());
+    /// ```
+    pub fn minimum(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
+        self.binary(other, "minimum", rules::Min)
     }
 
     /// Elementwise `self + other` with broadcasting.
@@ -170,7 +226,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[allow(clippy::should_implement_trait)] // `Neg` is implemented too; this reads better in chains
     pub fn neg(&self) -> Tensor<T> {
-        self.unary("neg", rules::Neg)
+        self.apply1(rules::Neg)
     }
 }
 

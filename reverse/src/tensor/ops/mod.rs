@@ -8,3 +8,19 @@ pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod shape;
 pub(crate) mod unary;
+
+use crate::tensor::Element;
+
+/// `g · d`, the gradient through a local partial, under the structural-zero convention of the
+/// rule table: a zero factor gives exactly 0, where `0 · ∞` and `0 · NaN` would give NaN. So
+/// `sqrt(x) * 0` at `x = 0` has gradient 0 here as in the scalar modes. Only a NaN product can
+/// hide such a case, so the common path is one multiply and one comparison.
+#[inline(always)]
+pub(crate) fn chain<T: Element>(g: T, d: T) -> T {
+    let p = g * d;
+    if p.is_nan() && (g.is_zero() || d.is_zero()) {
+        T::zero()
+    } else {
+        p
+    }
+}

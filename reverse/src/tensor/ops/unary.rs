@@ -1,15 +1,18 @@
-//! Elementwise functions of one tensor: `exp`, `ln`, `tanh`, `sigmoid`,
-//! `relu`, `powi`, `powf`, `sqrt`, `abs`.
+//! Elementwise functions of one tensor, and any user rule applied elementwise.
 //!
 //! Each op is a rule of [`shared_ops::rules`], the same table the scalar modes use: the forward
 //! pass evaluates the rule elementwise and, when a graph is recorded, keeps its local partials
-//! `f'(x)`, so the backward is one multiply `grad · f'(x)`. Values outside an op's domain follow
-//! IEEE rules (`ln(-1) = NaN`, `sqrt(0)` has an infinite derivative); they are not errors.
+//! `f'(x)`, so the backward is one multiply `grad · f'(x)` under the rule table's convention
+//! (a zero factor gives exactly 0, see [`chain`](super::chain)). Values outside an op's domain
+//! follow IEEE rules (`ln(-1) = NaN`, `sqrt(0)` has an infinite derivative); they are not
+//! errors. Kinks take the table's conventions: `abs` and `relu` have derivative 0 at 0, and
+//! `clamp` has ½ at its bounds (the tie of `max`/`min`).
 
 use ndarray::{ArrayD, Zip};
-use shared_ops::Unary;
-use shared_ops::rules::{Abs, Exp, Ln, Powf, Powi, Relu, Sigmoid, Sqrt, Tanh};
+use shared_ops::rules::{self, Max, Min, Powf, Powi};
+use shared_ops::{Binary, Op, Unary};
 
+use super::chain;
 use crate::tensor::{Element, Tensor, is_grad_enabled};
 
 /// A scalar exponent as a one-argument rule: `x ↦ xᵖ` through the two-argument `Powf` rule.
@@ -18,21 +21,62 @@ struct PowfBy(f64);
 
 impl Unary for PowfBy {
     const NAME: &'static str = "powf";
-    fn eval<T: shared_ops::Op>(self, x: T) -> (T, T) {
-        let (y, dx, _) = shared_ops::Binary::eval(Powf, x, T::constant(self.0));
+    fn eval<T: Op>(self, x: T) -> (T, T) {
+        let (y, dx, _) = Powf.eval(x, T::constant(self.0));
         (y, dx)
     }
 }
 
+/// `min(max(x, lo), hi)` by the `max` and `min` rules with constant bounds.
+#[derive(Clone, Copy)]
+struct Clamp(f64, f64);
+
+impl Unary for Clamp {
+    const NAME: &'static str = "clamp";
+    fn eval<T: Op>(self, x: T) -> (T, T) {
+        let (m, dm, _) = Max.eval(x, T::constant(self.0));
+        let (y, dy, _) = Min.eval(m, T::constant(self.1));
+        (y, dm * dy)
+    }
+}
+
 impl<T: Element> Tensor<T> {
-    /// Applies `f` elementwise and records `grad * df(x or y)`.
-    /// Applies `rule` elementwise. The partials are kept only when the result records a graph.
-    pub(crate) fn unary<R: Unary + 'static>(&self, op: &'static str, rule: R) -> Tensor<T> {
+    /// Applies a one-argument rule elementwise: a built-in one of [`shared_ops::rules`] or a
+    /// user's, written once for every mode. Its partials are kept only when the result
+    /// records a graph; the backward multiplies them by the gradient under the rule table's
+    /// structural-zero convention, as the scalar modes do.
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    /// use shared_ops::{Op, Unary};
+    ///
+    /// /// softplus(x) = ln(1 + eˣ), its derivative the logistic function.
+    /// #[derive(Clone, Copy)]
+    /// struct Softplus;
+    /// impl Unary for Softplus {
+    ///     const NAME: &'static str = "softplus";
+    ///     fn eval<T: Op>(self, x: T) -> (T, T) {
+    ///         (x.exp().ln_1p(), (T::one() + (-x).exp()).recip())
+    ///     }
+    /// }
+    ///
+    /// let x = Tensor::new(array![0.0, 1.0], true);
+    /// let y = x.apply1(Softplus);
+    /// assert_eq!(y.op_name(), "softplus");
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap()[0], 0.5);
+    /// // The same rule on a tape variable gives the same derivative.
+    /// let tape = reverse::Tape::new();
+    /// let v = tape.var(1.0);
+    /// assert_eq!(tape.gradient(v.apply1(Softplus)).wrt(v), x.grad().unwrap()[1]);
+    /// ```
+    pub fn apply1<R: Unary>(&self, rule: R) -> Tensor<T> {
         let x = self.data();
         if !(is_grad_enabled() && self.requires_grad()) {
             let y = x.mapv(|v| rule.eval(v).0);
             drop(x);
-            return Tensor::from_op(y, op, &[self], |_| vec![None]);
+            return Tensor::from_op(y, R::NAME, &[self], |_| vec![None]);
         }
         let mut dx = ArrayD::zeros(x.raw_dim());
         let y = Zip::from(&mut dx).and(&*x).map_collect(|d, &v| {
@@ -41,79 +85,15 @@ impl<T: Element> Tensor<T> {
             y
         });
         drop(x);
-        Tensor::from_op(y, op, &[self], move |args| vec![Some(args.grad * &dx)])
+        Tensor::from_op(y, R::NAME, &[self], move |args| {
+            let g = Zip::from(args.grad)
+                .and(&dx)
+                .map_collect(|&g, &d| chain(g, d));
+            vec![Some(g)]
+        })
     }
 
-    /// `e^x` elementwise.
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let x = Tensor::scalar(0.0).with_grad();
-    /// let y = x.exp();
-    /// y.backward().unwrap();
-    /// assert_eq!((y.item().unwrap(), x.grad().unwrap()[[]]), (1.0, 1.0));
-    /// ```
-    pub fn exp(&self) -> Tensor<T> {
-        self.unary("exp", Exp)
-    }
-
-    /// Natural logarithm elementwise (`NaN` for negative inputs).
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let x = Tensor::scalar(2.0).with_grad();
-    /// x.ln().backward().unwrap();
-    /// assert_eq!(x.grad().unwrap()[[]], 0.5);
-    /// ```
-    pub fn ln(&self) -> Tensor<T> {
-        self.unary("ln", Ln)
-    }
-
-    /// Hyperbolic tangent elementwise; derivative `1 - tanh²`.
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let x = Tensor::scalar(0.0).with_grad();
-    /// x.tanh().backward().unwrap();
-    /// assert_eq!(x.grad().unwrap()[[]], 1.0);
-    /// ```
-    pub fn tanh(&self) -> Tensor<T> {
-        self.unary("tanh", Tanh)
-    }
-
-    /// Logistic sigmoid `1 / (1 + e^-x)`; derivative `s (1 - s)`.
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let x = Tensor::scalar(0.0).with_grad();
-    /// let s = x.sigmoid();
-    /// s.backward().unwrap();
-    /// assert_eq!((s.item().unwrap(), x.grad().unwrap()[[]]), (0.5, 0.25));
-    /// ```
-    pub fn sigmoid(&self) -> Tensor<T> {
-        self.unary("sigmoid", Sigmoid)
-    }
-
-    /// `max(x, 0)` elementwise. Its derivative is taken as **0 at 0**.
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    /// use ndarray::array;
-    ///
-    /// let x = Tensor::new(array![-1.0, 0.0, 2.0], true);
-    /// x.relu().sum().backward().unwrap();
-    /// assert_eq!(x.grad().unwrap(), array![0.0, 0.0, 1.0].into_dyn());
-    /// ```
-    pub fn relu(&self) -> Tensor<T> {
-        self.unary("relu", Relu)
-    }
-
-    /// `x^n` for an integer exponent; derivative `n x^(n-1)` (and 0 for
-    /// `n = 0`).
+    /// `xⁿ` for an integer exponent; derivative `n xⁿ⁻¹` (and 0 for `n = 0`).
     ///
     /// ```
     /// use reverse::tensor::Tensor;
@@ -123,11 +103,11 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.grad().unwrap()[[]], 6.0);
     /// ```
     pub fn powi(&self, n: i32) -> Tensor<T> {
-        self.unary("powi", Powi(n))
+        self.apply1(Powi(n))
     }
 
-    /// `x^p` for a real exponent; derivative `p x^(p-1)`. Negative `x` with a
-    /// non-integer `p` gives `NaN`.
+    /// `xᵖ` for a real exponent; derivative `p xᵖ⁻¹`. Negative `x` with a non-integer `p`
+    /// gives `NaN`.
     ///
     /// ```
     /// use reverse::tensor::Tensor;
@@ -137,10 +117,129 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.grad().unwrap()[[]], 3.0); // 1.5 * 4^0.5
     /// ```
     pub fn powf(&self, p: f64) -> Tensor<T> {
-        self.unary("powf", PowfBy(p))
+        self.apply1(PowfBy(p))
     }
 
-    /// Square root elementwise; derivative `1 / (2 sqrt x)`.
+    /// Clamps every element into `[lo, hi]`: `min(max(x, lo), hi)`. The derivative is 1
+    /// inside, 0 outside and ½ at a bound (the tie convention of `max` and `min`; PyTorch
+    /// gives 1 there). `lo > hi` gives `hi` everywhere, as `min(max(x, lo), hi)` does.
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::new(array![-2.0, 0.0, 1.0, 3.0], true);
+    /// let y = x.clamp(-1.0, 1.0);
+    /// assert_eq!(*y.data(), array![-1.0, 0.0, 1.0, 1.0].into_dyn());
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap(), array![0.0, 1.0, 0.5, 0.0].into_dyn());
+    /// ```
+    pub fn clamp(&self, lo: f64, hi: f64) -> Tensor<T> {
+        self.apply1(Clamp(lo, hi))
+    }
+
+    /// The natural logarithm, as PyTorch names it: [`ln`](Tensor::ln).
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// assert_eq!(Tensor::scalar(1.0).log().item().unwrap(), 0.0);
+    /// ```
+    pub fn log(&self) -> Tensor<T> {
+        self.ln()
+    }
+}
+
+/// The elementwise methods that are one rule of the table each.
+macro_rules! elementwise {
+    ($($(#[$doc:meta])* $method:ident $rule:ident;)*) => {
+        impl<T: Element> Tensor<T> {
+            $(
+                $(#[$doc])*
+                pub fn $method(&self) -> Tensor<T> {
+                    self.apply1(rules::$rule)
+                }
+            )*
+        }
+    };
+}
+
+elementwise! {
+    /// `eˣ` elementwise.
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::scalar(0.0).with_grad();
+    /// let y = x.exp();
+    /// y.backward().unwrap();
+    /// assert_eq!((y.item().unwrap(), x.grad().unwrap()[[]]), (1.0, 1.0));
+    /// ```
+    exp Exp;
+    /// Natural logarithm elementwise (`NaN` for negative inputs, derivative `+∞` at 0).
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::scalar(2.0).with_grad();
+    /// x.ln().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap()[[]], 0.5);
+    /// ```
+    ln Ln;
+    /// Sine elementwise.
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::scalar(0.0).with_grad();
+    /// x.sin().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap()[[]], 1.0);
+    /// ```
+    sin Sin;
+    /// Cosine elementwise.
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::scalar(0.0).with_grad();
+    /// x.cos().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap()[[]], 0.0);
+    /// ```
+    cos Cos;
+    /// Hyperbolic tangent elementwise; derivative `1 − tanh²` (by `1/cosh²` in the tails).
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::scalar(0.0).with_grad();
+    /// x.tanh().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap()[[]], 1.0);
+    /// ```
+    tanh Tanh;
+    /// Logistic sigmoid `1 / (1 + e⁻ˣ)`.
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::scalar(0.0).with_grad();
+    /// let s = x.sigmoid();
+    /// s.backward().unwrap();
+    /// assert_eq!((s.item().unwrap(), x.grad().unwrap()[[]]), (0.5, 0.25));
+    /// ```
+    sigmoid Sigmoid;
+    /// `max(x, 0)` elementwise. Its derivative is taken as **0 at 0**.
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::new(array![-1.0, 0.0, 2.0], true);
+    /// x.relu().sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap(), array![0.0, 0.0, 1.0].into_dyn());
+    /// ```
+    relu Relu;
+    /// Square root elementwise; derivative `1 / (2√x)`, `+∞` at 0 (and a zero gradient
+    /// reaching it gives 0, not NaN).
     ///
     /// ```
     /// use reverse::tensor::Tensor;
@@ -149,22 +248,17 @@ impl<T: Element> Tensor<T> {
     /// x.sqrt().backward().unwrap();
     /// assert_eq!(x.grad().unwrap()[[]], 0.25);
     /// ```
-    pub fn sqrt(&self) -> Tensor<T> {
-        self.unary("sqrt", Sqrt)
-    }
-
-    /// Absolute value elementwise. Its derivative is the sign of `x`, taken
-    /// as **0 at 0** (unlike `f64::signum`, which gives 1 for `+0.0`).
+    sqrt Sqrt;
+    /// Absolute value elementwise. Its derivative is the sign of `x`, taken as **0 at 0**
+    /// (unlike `f64::signum`, which gives 1 for `+0.0`).
     ///
     /// ```
+    /// use reverse::ndarray::array;
     /// use reverse::tensor::Tensor;
-    /// use ndarray::array;
     ///
     /// let x = Tensor::new(array![-2.0, 0.0, 3.0], true);
     /// x.abs().sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![-1.0, 0.0, 1.0].into_dyn());
     /// ```
-    pub fn abs(&self) -> Tensor<T> {
-        self.unary("abs", Abs)
-    }
+    abs Abs;
 }

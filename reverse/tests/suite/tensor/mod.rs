@@ -115,4 +115,5 @@ mod custom;
 mod errors;
 mod graph;
 mod properties;
+mod rules;
 mod values;
