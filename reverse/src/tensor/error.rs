@@ -63,12 +63,13 @@ pub enum TensorError {
         /// Requested shape.
         to: Vec<usize>,
     },
-    /// An axis index is not smaller than the number of dimensions.
+    /// An axis lies outside the tensor's dimensions (negative axes count from the end: −1 is
+    /// the last), or is given twice.
     Axis {
         /// Name of the operation.
         op: &'static str,
-        /// The offending axis.
-        axis: usize,
+        /// The offending axis, as given.
+        axis: isize,
         /// Shape of the tensor.
         shape: Vec<usize>,
     },
@@ -168,8 +169,11 @@ impl fmt::Display for TensorError {
             }
             TensorError::Axis { op, axis, shape } => write!(
                 f,
-                "{op}: axis {axis} is out of range for shape {shape:?} ({} dimensions)",
-                shape.len()
+                "{op}: axis {axis} is out of range, or repeated, for shape {shape:?} ({} \
+                 dimensions: axes {} to {})",
+                shape.len(),
+                -(shape.len() as isize),
+                shape.len() as isize - 1
             ),
             TensorError::RowIndex { op, index, shape } => write!(
                 f,

@@ -7,6 +7,7 @@ pub(crate) mod custom;
 pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod shape;
+pub(crate) mod softmax;
 pub(crate) mod unary;
 
 use crate::tensor::Element;
@@ -23,4 +24,47 @@ pub(crate) fn chain<T: Element>(g: T, d: T) -> T {
     } else {
         p
     }
+}
+
+/// The axis `axis` of a tensor of shape `shape` (of `ndim` axes: `shape.len()`, or one more
+/// where an axis is being inserted), negative axes counting from the end as in NumPy.
+pub(crate) fn axis(
+    op: &'static str,
+    axis: isize,
+    shape: &[usize],
+    ndim: usize,
+) -> Result<usize, crate::tensor::TensorError> {
+    let n = ndim as isize;
+    let a = if axis < 0 { axis + n } else { axis };
+    if (0..n).contains(&a) {
+        Ok(a as usize)
+    } else {
+        Err(crate::tensor::TensorError::Axis {
+            op,
+            axis,
+            shape: shape.to_vec(),
+        })
+    }
+}
+
+/// Several distinct axes, normalised and sorted.
+pub(crate) fn axes(
+    op: &'static str,
+    given: &[isize],
+    shape: &[usize],
+) -> Result<Vec<usize>, crate::tensor::TensorError> {
+    let mut out = Vec::with_capacity(given.len());
+    for &a in given {
+        let k = axis(op, a, shape, shape.len())?;
+        if out.contains(&k) {
+            return Err(crate::tensor::TensorError::Axis {
+                op,
+                axis: a,
+                shape: shape.to_vec(),
+            });
+        }
+        out.push(k);
+    }
+    out.sort_unstable();
+    Ok(out)
 }

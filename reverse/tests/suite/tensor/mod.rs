@@ -116,4 +116,5 @@ mod errors;
 mod graph;
 mod properties;
 mod rules;
+mod softmax;
 mod values;

@@ -60,16 +60,29 @@ fn apply_unary(step: usize, x: &Tensor) -> Tensor {
     }
 }
 
-/// A reduction chosen by `kind`, or the identity.
+/// A reduction (or softmax) chosen by `kind`, or the identity. Odd `axis` values name the
+/// axis from the end (negative), even ones from the start.
 fn apply_reduction(kind: usize, axis: usize, x: &Tensor) -> Tensor {
     let nd = x.ndim();
+    let a = if nd == 0 {
+        0
+    } else if axis % 2 == 1 {
+        (axis % nd) as isize - nd as isize
+    } else {
+        (axis % nd) as isize
+    };
     match kind {
         1 => x.sum(),
         2 => x.mean(),
-        3 if nd > 0 => x.sum_axis(axis % nd, false).unwrap(),
-        4 if nd > 0 => x.sum_axis(axis % nd, true).unwrap(),
-        5 if nd > 0 => x.mean_axis(axis % nd, false).unwrap(),
-        6 if nd > 0 => x.mean_axis(axis % nd, true).unwrap(),
+        3 if nd > 0 => x.sum_axis(a, false).unwrap(),
+        4 if nd > 0 => x.sum_axis(a, true).unwrap(),
+        5 if nd > 0 => x.mean_axis(a, false).unwrap(),
+        6 if nd > 0 => x.mean_axis(a, true).unwrap(),
+        7 if nd > 1 => x.sum_axes(&[0, -1], axis % 2 == 0).unwrap(),
+        8 if nd > 1 => x.mean_axes(&[-1, 0], axis % 2 == 0).unwrap(),
+        9 if nd > 0 => x.logsumexp(a, axis % 3 == 0).unwrap(),
+        10 if nd > 0 => x.softmax(a).unwrap(),
+        11 if nd > 0 => x.log_softmax(a).unwrap(),
         _ => x.clone(),
     }
 }
@@ -105,7 +118,7 @@ proptest! {
         x in prop::sample::select(single_shapes())
             .prop_flat_map(|s| array_strategy(s, 0.1..3.0)),
         steps in prop::collection::vec(0..UNARY_STEPS, 1..5),
-        reduction in 0..7usize,
+        reduction in 0..12usize,
         axis in 0..3usize,
     ) {
         let f = |t: &[Tensor]| {

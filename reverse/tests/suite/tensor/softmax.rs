@@ -1,0 +1,176 @@
+//! `logsumexp`, `softmax`, `log_softmax` and `cross_entropy` against the scalar tape (the
+//! same formulas written with `Var`) and against finite differences.
+
+use super::*;
+use reverse::{Float, Tape, Var};
+
+/// `ln Σ eˣ` of a row of tape variables, shifted by its largest value.
+fn lse(row: &[Var]) -> Var {
+    let m = row
+        .iter()
+        .map(|v| v.value())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let m = Var::constant(m);
+    row.iter().map(|&v| (v - m).exp()).sum::<Var>().ln() + m
+}
+
+/// Rows of a (rows, cols) array as tape variables.
+fn rows(tape: &Tape, x: &ArrayD<f64>) -> Vec<Vec<Var>> {
+    x.outer_iter()
+        .map(|r| r.iter().map(|&v| tape.var(v)).collect())
+        .collect()
+}
+
+#[track_caller]
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `Σ w · op(x)` along the last axis, by tensor and by tape, for the three row-wise ops.
+    #[test]
+    fn row_ops_match_the_scalar_tape(
+        kind in 0..3usize,
+        x in array_strategy(vec![3, 4], -30.0..30.0),
+    ) {
+        let w = weights(&[3, 4]);
+        let t = Tensor::new(x.clone(), true);
+        let y = match kind {
+            0 => t.logsumexp(-1, true).unwrap(),
+            1 => t.softmax(1).unwrap(),
+            _ => t.log_softmax(-1).unwrap(),
+        };
+        let wt = if kind == 0 { weights(&[3, 1]) } else { w.clone() };
+        (&y * &Tensor::new(wt.clone(), false)).sum().backward().unwrap();
+
+        let tape = Tape::new();
+        let xs = rows(&tape, &x);
+        let mut terms = Vec::new();
+        for (i, row) in xs.iter().enumerate() {
+            let l = lse(row);
+            match kind {
+                0 => terms.push(l * Var::constant(wt[[i, 0]])),
+                1 => {
+                    for (j, &v) in row.iter().enumerate() {
+                        terms.push((v - l).exp() * Var::constant(wt[[i, j]]));
+                    }
+                }
+                _ => {
+                    for (j, &v) in row.iter().enumerate() {
+                        terms.push((v - l) * Var::constant(wt[[i, j]]));
+                    }
+                }
+            }
+        }
+        let grads = tape.gradient(terms.into_iter().sum::<Var>());
+        let g = grad_of(&t);
+        for (i, row) in xs.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                prop_assert!(close(g[[i, j]], grads.wrt(v)), "kind {kind} [{i}, {j}]: {} vs {}", g[[i, j]], grads.wrt(v));
+            }
+        }
+    }
+
+    #[test]
+    fn cross_entropy_matches_the_tape_and_log_softmax(
+        x in array_strategy(vec![4, 3], -5.0..5.0),
+        targets in prop::collection::vec(0..3usize, 4),
+    ) {
+        let t = Tensor::new(x.clone(), true);
+        let loss = t.cross_entropy(&targets).unwrap();
+        loss.backward().unwrap();
+
+        // The composition it replaces.
+        let u = Tensor::new(x.clone(), true);
+        let picked: Vec<Tensor> = targets
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| u.log_softmax(-1).unwrap().select_rows(&[i]).unwrap().reshape(&[3]).unwrap().select_rows(&[c]).unwrap())
+            .collect();
+        let composed = -picked.iter().fold(Tensor::scalar(0.0), |a, p| &a + &p.sum()) / 4.0;
+        composed.backward().unwrap();
+        prop_assert!(close(loss.item().unwrap(), composed.item().unwrap()));
+
+        let tape = Tape::new();
+        let xs = rows(&tape, &x);
+        let total: Var = xs.iter().zip(&targets).map(|(row, &c)| lse(row) - row[c]).sum();
+        let l = total / Var::constant(4.0);
+        prop_assert!(close(loss.item().unwrap(), l.value()));
+        let grads = tape.gradient(l);
+        let (g, gu) = (grad_of(&t), grad_of(&u));
+        for (i, row) in xs.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                prop_assert!(close(g[[i, j]], grads.wrt(v)));
+                prop_assert!(close(g[[i, j]], gu[[i, j]]));
+            }
+        }
+    }
+
+    #[test]
+    fn row_ops_against_finite_differences(
+        kind in 0..4usize,
+        x in array_strategy(vec![2, 3], -3.0..3.0),
+    ) {
+        let f = move |ts: &[Tensor]| match kind {
+            0 => ts[0].logsumexp(0, false).unwrap(),
+            1 => ts[0].softmax(-1).unwrap(),
+            2 => ts[0].log_softmax(0).unwrap(),
+            _ => ts[0].cross_entropy(&[2, 0]).unwrap(),
+        };
+        check_gradients(&f, &[x])?;
+    }
+}
+
+#[test]
+fn infinities_in_logsumexp_and_softmax() {
+    let x = Tensor::new(
+        array![
+            [f64::NEG_INFINITY, f64::NEG_INFINITY],
+            [f64::INFINITY, 0.0],
+            [f64::NEG_INFINITY, 1.0]
+        ],
+        false,
+    );
+    let l = x.logsumexp(-1, false).unwrap();
+    assert_eq!(
+        *l.data(),
+        array![f64::NEG_INFINITY, f64::INFINITY, 1.0].into_dyn()
+    );
+    let p = x.softmax(-1).unwrap();
+    assert_eq!(p.data()[[2, 0]], 0.0);
+    assert_eq!(p.data()[[2, 1]], 1.0);
+    assert!(
+        p.data()[[0, 0]].is_nan(),
+        "softmax of only −∞ is 0/0, as in PyTorch"
+    );
+}
+
+#[test]
+fn bad_axes_and_targets_are_errors_naming_the_sizes() {
+    let x = Tensor::<f64>::zeros(&[2, 3]);
+    let e = x.softmax(2).unwrap_err();
+    assert_eq!(
+        e,
+        TensorError::Axis {
+            op: "softmax",
+            axis: 2,
+            shape: vec![2, 3]
+        }
+    );
+    assert!(e.to_string().contains("axes -2 to 1"), "{e}");
+    assert!(x.logsumexp(-3, false).is_err());
+    let e = x.cross_entropy(&[0]).unwrap_err();
+    assert!(
+        e.to_string().contains("[2, 3]") && e.to_string().contains("1 targets"),
+        "{e}"
+    );
+    let e = x.cross_entropy(&[0, 3]).unwrap_err();
+    assert!(e.to_string().contains("row 3"), "{e}");
+    assert!(
+        Tensor::<f64>::zeros(&[2, 3, 4])
+            .cross_entropy(&[0, 0])
+            .is_err()
+    );
+}
