@@ -73,19 +73,23 @@ pub enum TensorError {
         /// Shape of the tensor.
         shape: Vec<usize>,
     },
-    /// A row index or row range lies outside the first axis.
-    RowIndex {
+    /// An index lies outside its axis.
+    Index {
         /// Name of the operation.
         op: &'static str,
-        /// The offending index (or range end).
+        /// The axis indexed.
+        axis: usize,
+        /// The offending index.
         index: usize,
         /// Shape of the tensor.
         shape: Vec<usize>,
     },
-    /// A row range is reversed or ends past the last row.
-    RowRange {
+    /// A range is reversed or ends past its axis.
+    Range {
         /// Name of the operation.
         op: &'static str,
+        /// The axis sliced.
+        axis: usize,
         /// Start of the range.
         start: usize,
         /// End of the range (exclusive).
@@ -130,17 +134,26 @@ impl fmt::Display for TensorError {
                 )
             }
             TensorError::MatMul { lhs, rhs } => {
-                if lhs.is_empty() || rhs.is_empty() || lhs.len() > 2 || rhs.len() > 2 {
+                let inner = |s: &[usize], left: bool| match s.len() {
+                    1 => s[0],
+                    n if left => s[n - 1],
+                    n => s[n - 2],
+                };
+                if lhs.is_empty() || rhs.is_empty() {
                     write!(
                         f,
-                        "matmul: shapes {lhs:?} and {rhs:?} are not supported (operands must be 1-D or 2-D)"
+                        "matmul: shapes {lhs:?} and {rhs:?} are not supported (a 0-d operand)"
                     )
-                } else {
-                    let k1 = lhs[lhs.len() - 1];
-                    let k2 = rhs[0];
+                } else if inner(lhs, true) != inner(rhs, false) {
+                    let (k1, k2) = (inner(lhs, true), inner(rhs, false));
                     write!(
                         f,
                         "matmul: shapes {lhs:?} and {rhs:?} are not aligned ({k1} != {k2})"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "matmul: the batch axes of shapes {lhs:?} and {rhs:?} do not broadcast"
                     )
                 }
             }
@@ -175,20 +188,28 @@ impl fmt::Display for TensorError {
                 -(shape.len() as isize),
                 shape.len() as isize - 1
             ),
-            TensorError::RowIndex { op, index, shape } => write!(
-                f,
-                "{op}: row {index} is out of range for shape {shape:?} ({} rows)",
-                shape.first().copied().unwrap_or(0)
-            ),
-            TensorError::RowRange {
+            TensorError::Index {
                 op,
+                axis,
+                index,
+                shape,
+            } => write!(
+                f,
+                "{op}: index {index} is out of range for axis {axis} of shape {shape:?} \
+                 (length {})",
+                shape[*axis]
+            ),
+            TensorError::Range {
+                op,
+                axis,
                 start,
                 end,
                 shape,
             } => write!(
                 f,
-                "{op}: row range {start}..{end} is not within shape {shape:?} ({} rows)",
-                shape.first().copied().unwrap_or(0)
+                "{op}: range {start}..{end} is not within axis {axis} of shape {shape:?} \
+                 (length {})",
+                shape[*axis]
             ),
             TensorError::Modified {
                 op,

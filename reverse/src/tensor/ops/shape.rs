@@ -1,16 +1,16 @@
-//! Shape ops: `t` (transpose), `reshape`, and row selection
-//! (`select_rows`, `slice_rows`).
+//! Shape ops: `t`, `transpose`, `reshape`, `squeeze`, `unsqueeze` and `expand`.
 //!
-//! They move elements around without changing them, so each backward moves
-//! the gradient back the same way (rows selected twice get both gradients).
+//! They move elements around without changing them, so each backward moves the gradient back
+//! the same way (`expand` sums it over the axes it repeated). Axes are `isize`, negative ones
+//! counting from the end.
 
-use std::ops::Range;
+use ndarray::{ArrayD, Axis, IxDyn};
 
-use ndarray::{ArrayD, Axis, IxDyn, Slice};
-
+use super::axis;
+use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape};
 use crate::tensor::{Element, Tensor, TensorError};
 
-/// Reshapes an owned array, reusing its buffer when the layout allows.
+/// `a` in `shape` (the element count was checked), without a copy when `a` is contiguous.
 pub(crate) fn reshape_owned<T: Element>(a: ArrayD<T>, shape: &[usize]) -> ArrayD<T> {
     if a.is_standard_layout() {
         a.into_shape_with_order(IxDyn(shape))
@@ -28,17 +28,45 @@ impl<T: Element> Tensor<T> {
     /// returned unchanged in value).
     ///
     /// ```
+    /// use reverse::ndarray::array;
     /// use reverse::tensor::Tensor;
-    /// use ndarray::array;
     ///
     /// let m = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
     /// assert_eq!(*m.t().data(), array![[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]].into_dyn());
     /// ```
     pub fn t(&self) -> Tensor<T> {
-        let out = self.data().t().to_owned();
+        let out = self.data().t().as_standard_layout().into_owned();
         Tensor::from_op(out, "t", &[self], |args| {
-            vec![Some(args.grad.t().to_owned())]
+            vec![Some(args.grad.t().as_standard_layout().into_owned())]
         })
+    }
+
+    /// Swaps two axes (`torch.transpose(x, d0, d1)`); the others stay in place.
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::<f64>::zeros(&[2, 3, 4]).with_grad();
+    /// let y = x.transpose(0, -1).unwrap();
+    /// assert_eq!(y.shape(), vec![4, 3, 2]);
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap().shape(), &[2, 3, 4]);
+    /// assert!(x.transpose(0, 3).is_err());
+    /// ```
+    pub fn transpose(&self, d0: isize, d1: isize) -> Result<Tensor<T>, TensorError> {
+        let (out, a, b) = {
+            let x = self.data();
+            let a = axis("transpose", d0, x.shape(), x.ndim())?;
+            let b = axis("transpose", d1, x.shape(), x.ndim())?;
+            let mut v = x.view();
+            v.swap_axes(a, b);
+            (v.as_standard_layout().into_owned(), a, b)
+        };
+        Ok(Tensor::from_op(out, "transpose", &[self], move |args| {
+            let mut g = args.grad.view();
+            g.swap_axes(a, b);
+            vec![Some(g.as_standard_layout().into_owned())]
+        }))
     }
 
     /// Same elements (in row-major order) in a new shape with the same
@@ -47,8 +75,8 @@ impl<T: Element> Tensor<T> {
     /// Returns [`TensorError::Reshape`] if the element counts differ.
     ///
     /// ```
+    /// use reverse::ndarray::array;
     /// use reverse::tensor::Tensor;
-    /// use ndarray::array;
     ///
     /// let v = Tensor::new(array![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], false);
     /// let m = v.reshape(&[2, 3]).unwrap();
@@ -78,94 +106,103 @@ impl<T: Element> Tensor<T> {
         }))
     }
 
-    /// Picks rows (entries along axis 0) by index; indices may repeat and
-    /// come in any order. The backward adds each row's gradient back into
-    /// the row it came from.
+    /// Removes an axis of length 1.
     ///
-    /// Returns [`TensorError::Axis`] for a 0-d tensor and
-    /// [`TensorError::RowIndex`] for an index past the last row.
+    /// Returns [`TensorError::Axis`] if the axis is out of range, and
+    /// [`TensorError::ShapeMismatch`] if its length is not 1.
     ///
     /// ```
     /// use reverse::tensor::Tensor;
-    /// use ndarray::array;
     ///
-    /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], true);
-    /// let y = x.select_rows(&[2, 0, 2]).unwrap();
-    /// assert_eq!(*y.data(), array![[5.0, 6.0], [1.0, 2.0], [5.0, 6.0]].into_dyn());
-    /// y.sum().backward().unwrap();
-    /// assert_eq!(x.grad().unwrap(), array![[1.0, 1.0], [0.0, 0.0], [2.0, 2.0]].into_dyn());
-    /// assert!(x.select_rows(&[3]).is_err());
+    /// let x = Tensor::<f64>::zeros(&[2, 1, 3]);
+    /// assert_eq!(x.squeeze(1).unwrap().shape(), vec![2, 3]);
+    /// assert_eq!(x.squeeze(-2).unwrap().shape(), vec![2, 3]);
+    /// assert!(x.squeeze(0).is_err()); // length 2
     /// ```
-    pub fn select_rows(&self, indices: &[usize]) -> Result<Tensor<T>, TensorError> {
-        let out = {
-            let x = self.data();
-            let rows = self.rows("select_rows")?;
-            if let Some(&bad) = indices.iter().find(|&&i| i >= rows) {
-                return Err(TensorError::RowIndex {
-                    op: "select_rows",
-                    index: bad,
-                    shape: x.shape().to_vec(),
-                });
-            }
-            x.select(Axis(0), indices)
-        };
-        let indices = indices.to_vec();
-        Ok(Tensor::from_op(out, "select_rows", &[self], move |args| {
-            let mut g = ArrayD::zeros(args.inputs[0].raw_dim());
-            for (k, &i) in indices.iter().enumerate() {
-                let mut row = g.index_axis_mut(Axis(0), i);
-                row += &args.grad.index_axis(Axis(0), k);
-            }
-            vec![Some(g)]
-        }))
+    pub fn squeeze(&self, axis_: isize) -> Result<Tensor<T>, TensorError> {
+        let shape = self.shape();
+        let a = axis("squeeze", axis_, &shape, shape.len())?;
+        if shape[a] != 1 {
+            let mut expected = shape.clone();
+            expected[a] = 1;
+            return Err(TensorError::ShapeMismatch {
+                op: format!("squeeze of axis {axis_}"),
+                expected,
+                got: shape,
+            });
+        }
+        let mut to = shape;
+        to.remove(a);
+        self.reshape(&to)
     }
 
-    /// The rows `range.start..range.end` (a contiguous slice along axis 0).
-    ///
-    /// Returns [`TensorError::Axis`] for a 0-d tensor and
-    /// [`TensorError::RowRange`] if the range is reversed or ends past the
-    /// last row.
+    /// Inserts an axis of length 1 at `axis` (from `−(ndim + 1)` to `ndim`).
     ///
     /// ```
     /// use reverse::tensor::Tensor;
-    /// use ndarray::array;
     ///
-    /// let x = Tensor::new(array![10.0, 20.0, 30.0, 40.0], true);
-    /// let y = x.slice_rows(1..3).unwrap();
-    /// assert_eq!(*y.data(), array![20.0, 30.0].into_dyn());
-    /// y.sum().backward().unwrap();
-    /// assert_eq!(x.grad().unwrap(), array![0.0, 1.0, 1.0, 0.0].into_dyn());
-    /// assert!(x.slice_rows(2..5).is_err());
+    /// let x = Tensor::<f64>::zeros(&[2, 3]);
+    /// assert_eq!(x.unsqueeze(0).unwrap().shape(), vec![1, 2, 3]);
+    /// assert_eq!(x.unsqueeze(-1).unwrap().shape(), vec![2, 3, 1]);
+    /// assert!(x.unsqueeze(3).is_err());
     /// ```
-    pub fn slice_rows(&self, range: Range<usize>) -> Result<Tensor<T>, TensorError> {
-        let out = {
-            let x = self.data();
-            let rows = self.rows("slice_rows")?;
-            if range.end > rows || range.start > range.end {
-                return Err(TensorError::RowRange {
-                    op: "slice_rows",
-                    start: range.start,
-                    end: range.end,
-                    shape: x.shape().to_vec(),
-                });
-            }
-            x.slice_axis(Axis(0), Slice::from(range.clone())).to_owned()
-        };
-        Ok(Tensor::from_op(out, "slice_rows", &[self], move |args| {
-            let mut g = ArrayD::zeros(args.inputs[0].raw_dim());
-            g.slice_axis_mut(Axis(0), Slice::from(range.clone()))
-                .assign(args.grad);
-            vec![Some(g)]
-        }))
+    pub fn unsqueeze(&self, axis_: isize) -> Result<Tensor<T>, TensorError> {
+        let shape = self.shape();
+        let a = axis("unsqueeze", axis_, &shape, shape.len() + 1)?;
+        let mut to = shape;
+        to.insert(a, 1);
+        self.reshape(&to)
     }
 
-    /// Number of rows, or an axis error for a 0-d tensor.
-    fn rows(&self, op: &'static str) -> Result<usize, TensorError> {
-        let x = self.data();
-        x.shape().first().copied().ok_or_else(|| TensorError::Axis {
-            op,
-            axis: 0,
-            shape: vec![],
-        })
+    /// Broadcasts to `shape` (NumPy rules: leading axes are added, axes of length 1 repeat).
+    /// The backward sums the gradient over the repeated axes.
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::new(array![[1.0], [2.0]], true); // (2, 1)
+    /// let y = x.expand(&[3, 2, 4]).unwrap();
+    /// assert_eq!(y.shape(), vec![3, 2, 4]);
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap(), array![[12.0], [12.0]].into_dyn());
+    /// assert!(x.expand(&[3, 3]).is_err());
+    /// ```
+    pub fn expand(&self, shape: &[usize]) -> Result<Tensor<T>, TensorError> {
+        let out = {
+            let x = self.data();
+            let to = broadcast_shapes("expand", x.shape(), shape)?;
+            if to != shape {
+                return Err(TensorError::Broadcast {
+                    op: "expand",
+                    lhs: x.shape().to_vec(),
+                    rhs: shape.to_vec(),
+                });
+            }
+            x.broadcast(IxDyn(shape))
+                .expect("checked by broadcast_shapes")
+                .to_owned()
+        };
+        Ok(Tensor::from_op(out, "expand", &[self], |args| {
+            vec![Some(reduce_to_shape(
+                args.grad.view(),
+                args.inputs[0].shape(),
+            ))]
+        }))
     }
+}
+
+/// The gradient of a selection along `axis`: `grad`'s entries added back at `indices`.
+pub(crate) fn scatter_add<T: Element>(
+    grad: &ArrayD<T>,
+    input: &[usize],
+    axis: usize,
+    indices: &[usize],
+) -> ArrayD<T> {
+    let mut g = ArrayD::zeros(IxDyn(input));
+    for (k, &i) in indices.iter().enumerate() {
+        let mut slot = g.index_axis_mut(Axis(axis), i);
+        slot += &grad.index_axis(Axis(axis), k);
+    }
+    g
 }

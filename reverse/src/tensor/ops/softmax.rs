@@ -75,7 +75,7 @@ impl<T: Element> Tensor<T> {
     /// default mean reduction. One op: its backward is `(softmax(x) − onehot) / N`.
     ///
     /// Errors: [`TensorError::ShapeMismatch`] if the logits are not 1-D or 2-D or the number
-    /// of targets is not N, [`TensorError::RowIndex`] for a class index out of range.
+    /// of targets is not N, [`TensorError::Index`] for a class index out of range.
     ///
     /// ```
     /// use reverse::ndarray::array;
@@ -104,10 +104,11 @@ impl<T: Element> Tensor<T> {
                 return Err(shape_error(&shape, targets.len()));
             }
             if let Some(&bad) = targets.iter().find(|&&t| t >= c) {
-                return Err(TensorError::RowIndex {
-                    op: "cross_entropy (class index)",
+                return Err(TensorError::Index {
+                    op: "cross_entropy (a class index)",
+                    axis: shape.len() - 1,
                     index: bad,
-                    shape: vec![c],
+                    shape,
                 });
             }
             let x2 = x2.to_owned().into_dyn();

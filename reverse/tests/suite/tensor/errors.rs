@@ -46,9 +46,14 @@ fn error_matmul() {
         Tensor::<f64>::zeros(&[3]).matmul(&Tensor::zeros(&[4])),
         &["[3]", "[4]"],
     );
+    // Batched: a stack of (2, 3) matrices needs (3, ·) on the right.
     assert_err_mentions(
-        Tensor::zeros(&[2, 2, 2]).matmul(&m),
-        &["[2, 2, 2]", "1-D or 2-D"],
+        Tensor::<f64>::zeros(&[4, 2, 3]).matmul(&m),
+        &["[4, 2, 3]", "3 != 2"],
+    );
+    assert_err_mentions(
+        Tensor::<f64>::zeros(&[2, 2, 3]).matmul(&Tensor::zeros(&[3, 3, 1])),
+        &["[2, 2, 3]", "[3, 3, 1]", "batch axes"],
     );
     assert_err_mentions(Tensor::scalar(1.0).matmul(&m), &["[]", "[2, 3]"]);
 }
@@ -103,10 +108,17 @@ fn error_axis_out_of_range() {
 #[test]
 fn error_row_index_out_of_range() {
     let x = Tensor::<f64>::zeros(&[3, 2]);
-    let e = assert_err_mentions(x.select_rows(&[0, 3]), &["[3, 2]", "row 3"]);
-    assert!(matches!(e, TensorError::RowIndex { index: 3, .. }));
-    let e = assert_err_mentions(x.slice_rows(1..4), &["[3, 2]", "1..4"]);
-    assert!(matches!(e, TensorError::RowRange { .. }));
+    let e = assert_err_mentions(x.select_rows(&[0, 3]), &["[3, 2]", "index 3", "axis 0"]);
+    assert!(matches!(
+        e,
+        TensorError::Index {
+            index: 3,
+            axis: 0,
+            ..
+        }
+    ));
+    let e = assert_err_mentions(x.slice_rows(1..4), &["[3, 2]", "1..4", "length 3"]);
+    assert!(matches!(e, TensorError::Range { .. }));
     #[allow(clippy::reversed_empty_ranges)]
     let reversed = 2..1;
     assert_err_mentions(x.slice_rows(reversed), &["[3, 2]", "2..1"]);

@@ -114,6 +114,7 @@ fn away_from_zero(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
 mod custom;
 mod errors;
 mod graph;
+mod ops;
 mod properties;
 mod rules;
 mod softmax;

@@ -167,7 +167,7 @@ fn bad_axes_and_targets_are_errors_naming_the_sizes() {
         "{e}"
     );
     let e = x.cross_entropy(&[0, 3]).unwrap_err();
-    assert!(e.to_string().contains("row 3"), "{e}");
+    assert!(e.to_string().contains("index 3"), "{e}");
     assert!(
         Tensor::<f64>::zeros(&[2, 3, 4])
             .cross_entropy(&[0, 0])

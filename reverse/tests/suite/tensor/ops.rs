@@ -1,0 +1,162 @@
+//! The shape, selection and batched-matmul operators: exact values, gradients against finite
+//! differences, and the batched product against the scalar tape.
+
+use super::*;
+use reverse::{Tape, Var};
+
+/// Operand shapes of batched products, batch axes broadcasting, 1-D operands included.
+fn matmul_pairs() -> Vec<(Vec<usize>, Vec<usize>)> {
+    vec![
+        (vec![2, 3, 4], vec![4, 2]),
+        (vec![3, 4], vec![2, 4, 5]),
+        (vec![2, 1, 2, 3], vec![3, 3, 1]),
+        (vec![4], vec![2, 4, 3]),
+        (vec![2, 3, 4], vec![4]),
+        (vec![1, 2, 3], vec![2, 3, 2]),
+    ]
+}
+
+fn matmul_case() -> impl Strategy<Value = (ArrayD<f64>, ArrayD<f64>)> {
+    prop::sample::select(matmul_pairs())
+        .prop_flat_map(|(sa, sb)| (array_strategy(sa, -2.0..2.0), array_strategy(sb, -2.0..2.0)))
+}
+
+const SHAPE_OPS: usize = 11;
+
+/// A shape or selection op of a (2, 3) tensor `x` (and `y` of the same shape).
+fn shape_op(k: usize, x: &Tensor, y: &Tensor) -> Tensor {
+    let cond = array![[true, false, true], [false, false, true]].into_dyn();
+    match k {
+        0 => x.transpose(0, -1).unwrap(),
+        1 => x.unsqueeze(1).unwrap().expand(&[2, 4, 3]).unwrap(),
+        2 => x.unsqueeze(-1).unwrap().squeeze(2).unwrap(),
+        3 => x.index_select(1, &[2, 0, 2]).unwrap(),
+        4 => x.narrow(-1, 1, 2).unwrap(),
+        5 => x.gather(1, &array![[2, 2], [0, 1]].into_dyn()).unwrap(),
+        6 => Tensor::cat(&[x, y, x], 1).unwrap(),
+        7 => Tensor::stack(&[x, y], 1).unwrap(),
+        8 => Tensor::where_(&cond, x, y).unwrap(),
+        9 => x
+            .masked_fill(&array![false, true, false].into_dyn(), 5.0)
+            .unwrap(),
+        _ => x.gather(0, &array![[1, 0, 1]].into_dyn()).unwrap(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn batched_matmul_against_finite_differences((a, b) in matmul_case()) {
+        check_gradients(&|ts: &[Tensor]| ts[0].matmul(&ts[1]).unwrap(), &[a, b])?;
+    }
+
+    /// Every output element of the batched product is a dot product on the tape; the
+    /// gradients sum over the batch axes that broadcast, as the tape's adjoints accumulate.
+    #[test]
+    fn batched_matmul_matches_the_scalar_tape((a, b) in matmul_case()) {
+        let (ta, tb) = (Tensor::new(a.clone(), true), Tensor::new(b.clone(), true));
+        let c = ta.matmul(&tb).unwrap();
+        let w = weights(&c.shape());
+        (&c * &Tensor::new(w.clone(), false)).sum().backward().unwrap();
+
+        // The same product by hand: promote, broadcast, and multiply matrix by matrix.
+        let tape = Tape::new();
+        let pa = if a.ndim() == 1 { a.clone().insert_axis(ndarray::Axis(0)) } else { a.clone() };
+        let pb = if b.ndim() == 1 { b.clone().insert_axis(ndarray::Axis(1)) } else { b.clone() };
+        let va = pa.mapv(|v| tape.var(v));
+        let vb = pb.mapv(|v| tape.var(v));
+        let (m, k, n) = (pa.shape()[pa.ndim() - 2], pa.shape()[pa.ndim() - 1], pb.shape()[pb.ndim() - 1]);
+        let batch = broadcast_shapes("t", &pa.shape()[..pa.ndim() - 2], &pb.shape()[..pb.ndim() - 2]).unwrap();
+        let full = |s: &[usize], r: usize, c: usize| -> Vec<usize> { s.iter().copied().chain([r, c]).collect() };
+        let ba = va.broadcast(IxDyn(&full(&batch, m, k))).unwrap().to_owned();
+        let bb = vb.broadcast(IxDyn(&full(&batch, k, n))).unwrap().to_owned();
+        let count: usize = batch.iter().product();
+        let ba = ba.to_shape((count, m, k)).unwrap().to_owned();
+        let bb = bb.to_shape((count, k, n)).unwrap().to_owned();
+        let flat_w: Vec<f64> = w.iter().copied().collect();
+        let mut terms = Vec::new();
+        for i in 0..count {
+            for r in 0..m {
+                for col in 0..n {
+                    let dot: Var = (0..k).map(|j| ba[[i, r, j]] * bb[[i, j, col]]).sum();
+                    let at = (i * m + r) * n + col;
+                    prop_assert!((c.data().iter().nth(at).unwrap() - dot.value()).abs() <= 1e-12);
+                    terms.push(dot * Var::constant(flat_w[at]));
+                }
+            }
+        }
+        let grads = tape.gradient(terms.into_iter().sum::<Var>());
+        for (&g, &v) in grad_of(&ta).iter().zip(va.iter()) {
+            prop_assert!((g - grads.wrt(v)).abs() <= 1e-12, "{} vs {}", g, grads.wrt(v));
+        }
+        for (&g, &v) in grad_of(&tb).iter().zip(vb.iter()) {
+            prop_assert!((g - grads.wrt(v)).abs() <= 1e-12, "{} vs {}", g, grads.wrt(v));
+        }
+    }
+
+    #[test]
+    fn shape_ops_against_finite_differences(
+        k in 0..SHAPE_OPS,
+        x in array_strategy(vec![2, 3], -2.0..2.0),
+        y in array_strategy(vec![2, 3], -2.0..2.0),
+    ) {
+        // Squared, so that the gradient depends on the values moved.
+        let f = move |ts: &[Tensor]| {
+            let s = shape_op(k, &ts[0], &ts[1]);
+            &s * &s
+        };
+        check_gradients(&f, &[x, y])?;
+    }
+}
+
+#[test]
+fn shape_ops_give_numpy_values() {
+    let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
+    let y = Tensor::new(array![[10.0, 20.0, 30.0], [40.0, 50.0, 60.0]], false);
+    let v = |k| shape_op(k, &x, &y).data().clone();
+    assert_eq!(v(0), array![[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]].into_dyn());
+    assert_eq!(v(1).shape(), &[2, 4, 3]);
+    assert_eq!(v(1).index_axis(ndarray::Axis(1), 3), x.data().view());
+    assert_eq!(v(5), array![[3.0, 3.0], [4.0, 5.0]].into_dyn());
+    assert_eq!(v(6).shape(), &[2, 9]);
+    assert_eq!(v(6)[[1, 4]], 50.0);
+    assert_eq!(
+        v(7),
+        array![
+            [[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]],
+            [[4.0, 5.0, 6.0], [40.0, 50.0, 60.0]]
+        ]
+        .into_dyn()
+    );
+    assert_eq!(v(8), array![[1.0, 20.0, 3.0], [40.0, 50.0, 6.0]].into_dyn());
+    assert_eq!(v(9), array![[1.0, 5.0, 3.0], [4.0, 5.0, 6.0]].into_dyn());
+    assert_eq!(v(10), array![[4.0, 2.0, 6.0]].into_dyn());
+}
+
+#[test]
+fn shape_op_errors_name_the_shapes() {
+    let x = Tensor::<f64>::zeros(&[2, 3]);
+    let msg = |r: Result<Tensor, TensorError>| r.unwrap_err().to_string();
+    assert!(msg(x.transpose(0, 2)).contains("axis 2"));
+    assert!(msg(x.squeeze(1)).contains("[2, 3]"));
+    assert!(msg(x.expand(&[2, 4])).contains("[2, 4]"));
+    assert!(msg(x.index_select(0, &[2])).contains("index 2"));
+    assert!(msg(x.narrow(1, 2, 5)).contains("2..7"));
+    assert!(
+        msg(x.gather(
+            1,
+            &array![[0]]
+                .into_dyn()
+                .into_shape_with_order(IxDyn(&[1]))
+                .unwrap()
+        ))
+        .contains("gather")
+    );
+    assert!(msg(x.gather(0, &array![[0, 0, 0, 0]].into_dyn())).contains("[1, 4]"));
+    let z = Tensor::<f64>::zeros(&[3, 3]);
+    assert!(msg(Tensor::cat(&[&x, &z], 1)).contains("[3, 3]"));
+    assert!(msg(Tensor::stack(&[&x, &z], 0)).contains("[3, 3]"));
+    assert!(Tensor::<f64>::cat(&[], 0).is_err());
+    assert!(msg(Tensor::where_(&array![true, false].into_dyn(), &x, &z)).contains("[2, 3]"));
+}
