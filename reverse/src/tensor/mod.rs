@@ -77,6 +77,7 @@ mod error;
 mod grad_mode;
 mod graph;
 mod ops;
+pub mod optim;
 
 pub use element::Element;
 pub use error::TensorError;

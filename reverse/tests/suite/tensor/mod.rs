@@ -115,6 +115,7 @@ mod custom;
 mod errors;
 mod graph;
 mod ops;
+mod optim;
 mod properties;
 mod rules;
 mod softmax;

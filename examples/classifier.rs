@@ -1,0 +1,159 @@
+//! A small classifier on two interleaved spirals: a 2 → 32 → 32 → 2 perceptron (tanh), the
+//! softmax cross-entropy loss, and Adam, all from `reverse::tensor`.
+//!
+//! The data are made here, deterministically: two arms of a spiral, one per class, that wind
+//! around each other 1¾ times, with a little noise. No straight line separates them, so the
+//! network has to bend its decision boundary around the arms.
+//!
+//! ```
+//! let data = examples::classifier::spirals(50, 0);
+//! assert_eq!(data.x.shape(), vec![100, 2]);
+//! assert_eq!(data.labels.iter().filter(|&&c| c == 1).count(), 50);
+//! ```
+
+use std::f64::consts::PI;
+
+use reverse::ndarray::{Array1, Array2};
+use reverse::tensor::optim::Adam;
+use reverse::tensor::{Tensor, TensorError};
+
+/// Deterministic pseudo-random numbers (a linear congruential generator; no `rand`).
+struct Lcg(u64);
+
+impl Lcg {
+    /// Uniform in [-1, 1).
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+}
+
+/// Points and their classes.
+pub struct Data {
+    /// `(2n, 2)` coordinates.
+    pub x: Tensor,
+    /// The class of each row, 0 or 1.
+    pub labels: Vec<usize>,
+}
+
+/// `n` points per class on two interleaved spiral arms, with noise from `seed`.
+pub fn spirals(n: usize, seed: u64) -> Data {
+    let mut rng = Lcg(seed.wrapping_add(7));
+    let mut x = Array2::zeros((2 * n, 2));
+    let mut labels = Vec::with_capacity(2 * n);
+    for class in 0..2 {
+        for i in 0..n {
+            let t = 0.15 + 0.85 * i as f64 / n as f64; // radius, from near the centre out
+            let angle = 3.5 * PI * t + class as f64 * PI;
+            let row = class * n + i;
+            x[[row, 0]] = t * angle.cos() + 0.02 * rng.next();
+            x[[row, 1]] = t * angle.sin() + 0.02 * rng.next();
+            labels.push(class);
+        }
+    }
+    Data {
+        x: Tensor::new(x, false),
+        labels,
+    }
+}
+
+/// The perceptron's parameters.
+pub struct Model {
+    layers: Vec<(Tensor, Tensor)>,
+}
+
+impl Model {
+    /// Widths such as `[2, 32, 32, 2]`, weights scaled by 1/√fan-in.
+    pub fn new(widths: &[usize], seed: u64) -> Model {
+        let mut rng = Lcg(seed);
+        let layers = widths
+            .windows(2)
+            .map(|w| {
+                let scale = 1.0 / (w[0] as f64).sqrt();
+                let weight = Array2::from_shape_fn((w[0], w[1]), |_| rng.next() * scale);
+                (
+                    Tensor::new(weight, true),
+                    Tensor::new(Array1::zeros(w[1]), true),
+                )
+            })
+            .collect();
+        Model { layers }
+    }
+
+    /// Every weight and bias, for the optimiser.
+    pub fn parameters(&self) -> Vec<Tensor> {
+        self.layers
+            .iter()
+            .flat_map(|(w, b)| [w.clone(), b.clone()])
+            .collect()
+    }
+
+    /// The logits `(rows, classes)`: tanh after every layer but the last.
+    pub fn logits(&self, x: &Tensor) -> Result<Tensor, TensorError> {
+        let mut h = x.clone();
+        for (k, (w, b)) in self.layers.iter().enumerate() {
+            h = h.matmul(w)?.try_add(b)?;
+            if k + 1 < self.layers.len() {
+                h = h.tanh();
+            }
+        }
+        Ok(h)
+    }
+
+    /// The share of rows whose largest logit is their label's.
+    pub fn accuracy(&self, data: &Data) -> Result<f64, TensorError> {
+        let logits = reverse::tensor::no_grad(|| self.logits(&data.x))?;
+        let logits = logits.data();
+        let right = logits
+            .outer_iter()
+            .zip(&data.labels)
+            .filter(|(row, c)| {
+                let best = (0..row.len())
+                    .max_by(|&a, &b| row[a].total_cmp(&row[b]))
+                    .unwrap_or(0);
+                best == **c
+            })
+            .count();
+        Ok(right as f64 / data.labels.len() as f64)
+    }
+}
+
+/// The loss and training accuracy after each reported epoch.
+pub struct Progress {
+    /// The epoch (counting from 1).
+    pub epoch: usize,
+    /// The mean cross-entropy.
+    pub loss: f64,
+    /// The training accuracy.
+    pub accuracy: f64,
+}
+
+/// Trains `model` on `data` for `epochs` full-batch Adam steps of rate `lr`, reporting every
+/// `every` epochs (and the last).
+pub fn train(
+    model: &Model,
+    data: &Data,
+    epochs: usize,
+    lr: f64,
+    every: usize,
+) -> Result<Vec<Progress>, TensorError> {
+    let mut opt = Adam::new(&model.parameters(), lr);
+    let mut report = Vec::new();
+    for epoch in 1..=epochs {
+        let loss = model.logits(&data.x)?.cross_entropy(&data.labels)?;
+        opt.zero_grad();
+        loss.backward()?;
+        opt.step();
+        if epoch % every == 0 || epoch == epochs {
+            report.push(Progress {
+                epoch,
+                loss: loss.item()?,
+                accuracy: model.accuracy(data)?,
+            });
+        }
+    }
+    Ok(report)
+}
