@@ -140,7 +140,7 @@ pub fn train(
     lr: f64,
     every: usize,
 ) -> Result<Vec<Progress>, TensorError> {
-    let mut opt = Adam::new(&model.parameters(), lr);
+    let mut opt = Adam::new(model.parameters(), lr);
     let mut report = Vec::new();
     for epoch in 1..=epochs {
         let loss = model.logits(&data.x)?.cross_entropy(&data.labels)?;

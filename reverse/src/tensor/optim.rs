@@ -11,7 +11,7 @@
 //!
 //! // Minimise (w − 3)² from w = 0.
 //! let w: Tensor = Tensor::scalar(0.0).with_grad();
-//! let mut opt = Adam::new(&[w.clone()], 0.1);
+//! let mut opt = Adam::new([w.clone()], 0.1);
 //! for _ in 0..300 {
 //!     let loss = (&w - 3.0).powi(2).sum();
 //!     opt.zero_grad();
@@ -33,7 +33,7 @@ use super::{Element, Tensor};
 /// use reverse::tensor::{optim::Sgd, Tensor};
 ///
 /// let w = Tensor::scalar(1.0).with_grad();
-/// let mut opt = Sgd::new(&[w.clone()], 0.25).momentum(0.5);
+/// let mut opt = Sgd::new([w.clone()], 0.25).momentum(0.5);
 /// for _ in 0..2 {
 ///     opt.zero_grad();
 ///     (&w * &w).sum().backward().unwrap(); // g = 2w
@@ -50,13 +50,14 @@ pub struct Sgd<T: Element = f64> {
 }
 
 impl<T: Element> Sgd<T> {
-    /// Plain SGD over `params` with learning rate `lr`.
-    pub fn new(params: &[Tensor<T>], lr: f64) -> Self {
+    /// Plain SGD over `params` (handles of the tensors to train) with learning rate `lr`.
+    pub fn new(params: impl IntoIterator<Item = Tensor<T>>, lr: f64) -> Self {
+        let params: Vec<_> = params.into_iter().collect();
         Sgd {
-            params: params.to_vec(),
+            velocity: vec![None; params.len()],
+            params,
             lr: T::constant(lr),
             momentum: T::zero(),
-            velocity: vec![None; params.len()],
         }
     }
 
@@ -103,7 +104,7 @@ impl<T: Element> Sgd<T> {
 ///
 /// // The first step moves every parameter by about lr, against its gradient's sign.
 /// let w: Tensor = Tensor::from_vec(&[2], vec![1.0, -1.0]).unwrap().with_grad();
-/// let mut opt = Adam::new(&[w.clone()], 0.01);
+/// let mut opt = Adam::new([w.clone()], 0.01);
 /// (&w * &w).sum().backward().unwrap();
 /// opt.step();
 /// let d = w.data();
@@ -120,14 +121,15 @@ pub struct Adam<T: Element = f64> {
 
 impl<T: Element> Adam<T> {
     /// Adam over `params` with learning rate `lr` and the default β₁, β₂ and ε.
-    pub fn new(params: &[Tensor<T>], lr: f64) -> Self {
+    pub fn new(params: impl IntoIterator<Item = Tensor<T>>, lr: f64) -> Self {
+        let params: Vec<_> = params.into_iter().collect();
         Adam {
-            params: params.to_vec(),
+            moments: vec![None; params.len()],
+            params,
             lr: T::constant(lr),
             betas: (T::constant(0.9), T::constant(0.999)),
             eps: T::constant(1e-8),
             steps: 0,
-            moments: vec![None; params.len()],
         }
     }
 

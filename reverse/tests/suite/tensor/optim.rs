@@ -17,7 +17,7 @@ fn grad(w: &[f64]) -> Vec<f64> {
 #[test]
 fn sgd_with_momentum_follows_its_rule() {
     let w = Tensor::new(array![1.0, -2.0, 0.5], true);
-    let mut opt = Sgd::new(&[w.clone()], 0.05).momentum(0.9);
+    let mut opt = Sgd::new([w.clone()], 0.05).momentum(0.9);
     let (mut x, mut v) = (vec![1.0, -2.0, 0.5], vec![0.0; 3]);
     for step in 0..20 {
         opt.zero_grad();
@@ -39,7 +39,7 @@ fn sgd_with_momentum_follows_its_rule() {
 #[test]
 fn adam_follows_its_rule_and_converges() {
     let w = Tensor::new(array![1.0, -2.0, 0.5], true);
-    let mut opt = Adam::new(&[w.clone()], 0.1).betas(0.8, 0.99);
+    let mut opt = Adam::new([w.clone()], 0.1).betas(0.8, 0.99);
     let (mut x, mut m, mut v) = (vec![1.0, -2.0, 0.5], vec![0.0; 3], vec![0.0; 3]);
     for t in 1..=200 {
         opt.zero_grad();
@@ -70,8 +70,8 @@ fn adam_follows_its_rule_and_converges() {
 fn a_parameter_without_a_gradient_is_left_alone() {
     let used: Tensor = Tensor::scalar(1.0).with_grad();
     let unused: Tensor = Tensor::scalar(5.0).with_grad();
-    let mut sgd = Sgd::new(&[used.clone(), unused.clone()], 0.1).momentum(0.9);
-    let mut adam = Adam::new(&[used.clone(), unused.clone()], 0.1);
+    let mut sgd = Sgd::new([used.clone(), unused.clone()], 0.1).momentum(0.9);
+    let mut adam = Adam::new([used.clone(), unused.clone()], 0.1);
     (&used * 2.0).backward().unwrap();
     sgd.step();
     adam.step();
@@ -85,7 +85,7 @@ fn f32_parameters_train_too() {
     let w = Tensor::<f32>::from_vec(&[2], vec![2.0, -3.0])
         .unwrap()
         .with_grad();
-    let mut opt = Adam::new(&[w.clone()], 0.05);
+    let mut opt = Adam::new([w.clone()], 0.05);
     for _ in 0..400 {
         opt.zero_grad();
         (&w * &w).sum().backward().unwrap();
