@@ -4,6 +4,7 @@ use super::{BackwardArgs, Element, Node, Tensor, TensorError};
 use ndarray::{Array, ArrayD, Dimension, IxDyn};
 use std::cell::Ref;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 impl<T: Element> Tensor<T> {
@@ -66,29 +67,33 @@ impl<T: Element> Tensor<T> {
         self.run_backward(grad.into_dyn())
     }
 
-    /// Tensors that require a gradient and reach `self`, parents before
-    /// children (so `self` is last). Iterative DFS: no recursion depth limit.
-    fn topo_order(&self) -> Vec<Tensor<T>> {
+    /// Tensors that require a gradient and reach `self`, parents before children (so `self`
+    /// is last), and each one's position in that order. Iterative DFS: no recursion depth
+    /// limit.
+    fn topo_order(&self) -> (Vec<Tensor<T>>, Positions<T>) {
         let mut order = Vec::new();
-        let mut visited = std::collections::HashSet::new();
+        // Visited nodes, with their position once emitted (`usize::MAX` until then).
+        let mut position = Positions::default();
         // `true` = all parents already emitted, emit the node itself.
         let mut stack = vec![(self.clone(), false)];
         while let Some((t, parents_done)) = stack.pop() {
             if parents_done {
+                position.insert(Rc::as_ptr(&t.0), order.len());
                 order.push(t);
                 continue;
             }
-            if !visited.insert(Rc::as_ptr(&t.0)) {
+            if position.contains_key(&Rc::as_ptr(&t.0)) {
                 continue;
             }
+            position.insert(Rc::as_ptr(&t.0), usize::MAX);
             stack.push((t.clone(), true));
             for p in t.parents() {
-                if p.requires_grad() && !visited.contains(&Rc::as_ptr(&p.0)) {
+                if p.requires_grad() && !position.contains_key(&Rc::as_ptr(&p.0)) {
                     stack.push((p.clone(), false));
                 }
             }
         }
-        order
+        (order, position)
     }
 
     /// Whether this node's inputs and result are still the data it was computed from.
@@ -97,24 +102,24 @@ impl<T: Element> Tensor<T> {
         if node.backward.is_none() {
             return Ok(());
         }
-        let stale = node
-            .parents
-            .iter()
-            .zip(&node.saved_versions)
-            .enumerate()
-            .map(|(i, (p, &saved))| (format!("input {i}"), p, saved))
-            .chain(std::iter::once(("the result".to_string(), self, 0)))
-            .find(|(_, t, saved)| t.version() != *saved);
-        match stale {
-            None => Ok(()),
-            Some((which, t, saved)) => Err(TensorError::Modified {
-                op: node.op.to_string(),
-                which,
-                tensor: format!("{} of shape {:?}", t.op_name(), t.shape()),
-                saved,
-                version: t.version(),
-            }),
-        }
+        let input =
+            (0..node.parents.len()).find(|&i| node.parents[i].version() != node.saved_version(i));
+        let (which, t, saved) = match input {
+            Some(i) => (
+                format!("input {i}"),
+                &node.parents[i],
+                node.saved_version(i),
+            ),
+            None if self.version() != 0 => ("the result".to_string(), self, 0),
+            None => return Ok(()),
+        };
+        Err(TensorError::Modified {
+            op: node.op.to_string(),
+            which,
+            tensor: format!("{} of shape {:?}", t.op_name(), t.shape()),
+            saved,
+            version: t.version(),
+        })
     }
 
     fn run_backward(&self, seed: ArrayD<T>) -> Result<(), TensorError> {
@@ -123,16 +128,11 @@ impl<T: Element> Tensor<T> {
                 shape: self.shape(),
             });
         }
-        let order = self.topo_order();
+        let (order, index) = self.topo_order();
         // Every check before the first gradient is added: an error leaves the leaves as they were.
         for t in &order {
             t.check_versions()?;
         }
-        let index: HashMap<*const Node<T>, usize> = order
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (Rc::as_ptr(&t.0), i))
-            .collect();
         // Gradients of this pass live here, not in the nodes, so that a
         // second `backward` does not re-add stale intermediate gradients.
         let mut grads: Vec<Option<ArrayD<T>>> = vec![None; order.len()];
@@ -190,5 +190,28 @@ impl<T: Element> Tensor<T> {
             }
         }
         Ok(())
+    }
+}
+
+/// Node addresses to positions, hashed by the address itself: SipHash, the default, cost a
+/// fifth of a small tensor's backward.
+type Positions<T> = HashMap<*const Node<T>, usize, BuildHasherDefault<AddressHasher>>;
+
+/// A hasher for addresses: a multiplication (Fibonacci hashing) of the address. Nodes are
+/// distinct allocations, so their addresses are distinct and spread once multiplied.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }

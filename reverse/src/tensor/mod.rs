@@ -115,12 +115,15 @@ pub(crate) type BackwardFn<T> = Box<dyn Fn(&BackwardArgs<'_, T>) -> Vec<Option<A
 
 struct Node<T: Element> {
     data: RefCell<ArrayD<T>>,
-    grad: RefCell<Option<ArrayD<T>>>,
+    // Boxed: most nodes never hold a gradient (only leaves and retained ones do), and an
+    // `ArrayD` is 112 bytes.
+    grad: RefCell<Option<Box<ArrayD<T>>>>,
     requires_grad: Cell<bool>,
     retain_grad: Cell<bool>,
-    parents: Vec<Tensor<T>>,
-    /// The parents' versions when this node was computed from them (see [`Tensor::version`]).
-    saved_versions: Box<[u64]>,
+    parents: Parents<T>,
+    /// The parents' versions when this node was computed from them (see [`Tensor::version`]):
+    /// the first two inline, any others boxed (an empty box does not allocate).
+    saved_versions: ([u64; 2], Box<[u64]>),
     /// How many times the data was changed in place.
     version: Cell<u64>,
     op: Cow<'static, str>,
@@ -131,8 +134,58 @@ impl<T: Element> Node<T> {
     fn accumulate_grad(&self, g: ArrayD<T>) {
         let mut slot = self.grad.borrow_mut();
         match slot.as_mut() {
-            Some(acc) => *acc += &g,
-            None => *slot = Some(g),
+            Some(acc) => **acc += &g,
+            None => *slot = Some(Box::new(g)),
+        }
+    }
+
+    /// The version of parent `i` when this node was computed.
+    fn saved_version(&self, i: usize) -> u64 {
+        match i {
+            0 | 1 => self.saved_versions.0[i],
+            _ => self.saved_versions.1[i - 2],
+        }
+    }
+}
+
+/// A node's parents, the usual one or two inline (a `Vec` would cost an allocation per node).
+#[derive(Default)]
+enum Parents<T: Element> {
+    #[default]
+    None,
+    One([Tensor<T>; 1]),
+    Two([Tensor<T>; 2]),
+    Many(Vec<Tensor<T>>),
+}
+
+impl<T: Element> Parents<T> {
+    fn of(parents: &[&Tensor<T>]) -> Self {
+        match parents {
+            [] => Parents::None,
+            [a] => Parents::One([(*a).clone()]),
+            [a, b] => Parents::Two([(*a).clone(), (*b).clone()]),
+            many => Parents::Many(many.iter().map(|&p| p.clone()).collect()),
+        }
+    }
+
+    fn into_vec(self) -> Vec<Tensor<T>> {
+        match self {
+            Parents::None => Vec::new(),
+            Parents::One(a) => a.into(),
+            Parents::Two(a) => a.into(),
+            Parents::Many(v) => v,
+        }
+    }
+}
+
+impl<T: Element> std::ops::Deref for Parents<T> {
+    type Target = [Tensor<T>];
+    fn deref(&self) -> &[Tensor<T>] {
+        match self {
+            Parents::None => &[],
+            Parents::One(a) => a,
+            Parents::Two(a) => a,
+            Parents::Many(v) => v,
         }
     }
 }
@@ -141,10 +194,10 @@ impl<T: Element> Node<T> {
 // overflow the stack; unlink the parents iteratively instead.
 impl<T: Element> Drop for Node<T> {
     fn drop(&mut self) {
-        let mut stack = std::mem::take(&mut self.parents);
+        let mut stack = std::mem::take(&mut self.parents).into_vec();
         while let Some(t) = stack.pop() {
             if let Ok(mut node) = Rc::try_unwrap(t.0) {
-                stack.append(&mut node.parents);
+                stack.extend(std::mem::take(&mut node.parents).into_vec());
             }
         }
     }
@@ -266,8 +319,8 @@ impl<T: Element> Tensor<T> {
             grad: RefCell::new(None),
             requires_grad: Cell::new(requires_grad),
             retain_grad: Cell::new(false),
-            parents: Vec::new(),
-            saved_versions: Box::new([]),
+            parents: Parents::None,
+            saved_versions: ([0; 2], Box::new([])),
             version: Cell::new(0),
             op: op.into(),
             backward: None,
@@ -292,8 +345,11 @@ impl<T: Element> Tensor<T> {
             grad: RefCell::new(None),
             requires_grad: Cell::new(true),
             retain_grad: Cell::new(false),
-            parents: parents.iter().map(|&p| p.clone()).collect(),
-            saved_versions: parents.iter().map(|p| p.version()).collect(),
+            parents: Parents::of(parents),
+            saved_versions: (
+                [0, 1].map(|i| parents.get(i).map_or(0, |p| p.version())),
+                parents.iter().skip(2).map(|p| p.version()).collect(),
+            ),
             version: Cell::new(0),
             op: op.into(),
             backward: Some(Box::new(backward)),
@@ -336,7 +392,7 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.grad().unwrap()[[]], 6.0);
     /// ```
     pub fn grad(&self) -> Option<ArrayD<T>> {
-        self.0.grad.borrow().clone()
+        self.0.grad.borrow().as_deref().cloned()
     }
 
     /// The shape of the data.
@@ -536,7 +592,7 @@ impl<T: Element> Tensor<T> {
     pub fn update(&self, f: impl FnOnce(ArrayViewMutD<'_, T>, Option<&ArrayD<T>>)) {
         let grad = self.0.grad.borrow();
         let mut data = self.0.data.borrow_mut();
-        f(data.view_mut(), grad.as_ref());
+        f(data.view_mut(), grad.as_deref());
         self.bump_version();
     }
 
@@ -600,7 +656,7 @@ impl<T: Element> fmt::Debug for Tensor<T> {
             .field("shape", &self.shape())
             .field("requires_grad", &self.requires_grad())
             .field("data", &*self.data())
-            .field("grad", &*self.0.grad.borrow())
+            .field("grad", &self.0.grad.borrow().as_deref())
             .finish()
     }
 }

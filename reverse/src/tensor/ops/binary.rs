@@ -115,6 +115,21 @@ impl<T: Element> Tensor<T> {
         }))
     }
 
+    /// `rule(self, c)` (or `rule(c, self)` with `left`) for a scalar `c`: one node with the
+    /// rule's partial in `self`, not a 0-d tensor node for `c` and a broadcast. The values and
+    /// gradients are those of the broadcast, bit for bit.
+    fn with_scalar<R: Binary>(&self, c: T, left: bool, rule: R, op: &'static str) -> Tensor<T> {
+        self.map_with_partial(op, move |x| {
+            if left {
+                let (y, _, d) = rule.eval(c, x);
+                (y, d)
+            } else {
+                let (y, d, _) = rule.eval(x, c);
+                (y, d)
+            }
+        })
+    }
+
     /// `max(self, other)` elementwise with broadcasting. At a tie each side gets half the
     /// gradient; a NaN loses (as `f64::max`) and gets none.
     ///
@@ -261,13 +276,13 @@ macro_rules! impl_binary_operator {
         impl<T: Element> std::ops::$Trait<T> for &Tensor<T> {
             type Output = Tensor<T>;
             fn $method(self, rhs: T) -> Tensor<T> {
-                std::ops::$Trait::$method(self, &Tensor::scalar(rhs))
+                self.with_scalar(rhs, false, rules::$Trait, stringify!($method))
             }
         }
         impl<T: Element> std::ops::$Trait<T> for Tensor<T> {
             type Output = Tensor<T>;
             fn $method(self, rhs: T) -> Tensor<T> {
-                std::ops::$Trait::$method(&self, &Tensor::scalar(rhs))
+                self.with_scalar(rhs, false, rules::$Trait, stringify!($method))
             }
         }
         impl_binary_operator!(@scalar_lhs $Trait, $method, f64);
@@ -280,13 +295,13 @@ macro_rules! impl_binary_operator {
         impl std::ops::$Trait<&Tensor<$s>> for $s {
             type Output = Tensor<$s>;
             fn $method(self, rhs: &Tensor<$s>) -> Tensor<$s> {
-                std::ops::$Trait::$method(&Tensor::scalar(self), rhs)
+                rhs.with_scalar(self, true, rules::$Trait, stringify!($method))
             }
         }
         impl std::ops::$Trait<Tensor<$s>> for $s {
             type Output = Tensor<$s>;
             fn $method(self, rhs: Tensor<$s>) -> Tensor<$s> {
-                std::ops::$Trait::$method(&Tensor::scalar(self), &rhs)
+                rhs.with_scalar(self, true, rules::$Trait, stringify!($method))
             }
         }
     };

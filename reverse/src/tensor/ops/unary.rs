@@ -8,7 +8,7 @@
 //! errors. Kinks take the table's conventions: `abs` and `relu` have derivative 0 at 0, and
 //! `clamp` has ½ at its bounds (the tie of `max`/`min`).
 
-use ndarray::{ArrayD, Zip};
+use ndarray::{ArrayViewD, Zip};
 use shared_ops::rules::{self, Max, Min, Powf, Powi};
 use shared_ops::{Binary, Op, Unary};
 
@@ -72,22 +72,34 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(tape.gradient(v.apply1(Softplus)).wrt(v), x.grad().unwrap()[1]);
     /// ```
     pub fn apply1<R: Unary>(&self, rule: R) -> Tensor<T> {
+        self.map_with_partial(R::NAME, move |v| rule.eval(v))
+    }
+
+    /// `f` elementwise, `f(x) = (value, partial)`. The partials are kept only when the result
+    /// records a graph, as a plain vector in row-major order (an `ArrayD` would add 112 bytes
+    /// to every node).
+    pub(crate) fn map_with_partial(&self, op: &'static str, f: impl Fn(T) -> (T, T)) -> Tensor<T> {
         let x = self.data();
         if !(is_grad_enabled() && self.requires_grad()) {
-            let y = x.mapv(|v| rule.eval(v).0);
+            let y = x.mapv(|v| f(v).0);
             drop(x);
-            return Tensor::from_op(y, R::NAME, &[self], |_| vec![None]);
+            return Tensor::from_op(y, op, &[self], |_| vec![None]);
         }
-        let mut dx = ArrayD::zeros(x.raw_dim());
-        let y = Zip::from(&mut dx).and(&*x).map_collect(|d, &v| {
-            let (y, dv) = rule.eval(v);
-            *d = dv;
+        let mut dx = Vec::with_capacity(x.len());
+        // `mapv` visits a contiguous array in memory order: standard layout makes that the
+        // row-major order in which `dx` is read back.
+        let x = x.as_standard_layout();
+        let y = x.mapv(|v| {
+            let (y, d) = f(v);
+            dx.push(d);
             y
         });
         drop(x);
-        Tensor::from_op(y, R::NAME, &[self], move |args| {
+        Tensor::from_op(y, op, &[self], move |args| {
+            let d =
+                ArrayViewD::from_shape(args.grad.raw_dim(), &dx).expect("one partial per element");
             let g = Zip::from(args.grad)
-                .and(&dx)
+                .and(&d)
                 .map_collect(|&g, &d| chain(g, d));
             vec![Some(g)]
         })
