@@ -24,7 +24,7 @@ use ndarray::{ArrayD, IxDyn, Zip};
 use shared_ops::{Binary, rules};
 
 use super::chain;
-use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
+use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape, reduce_to_shape_owned};
 use crate::tensor::{Element, Tensor, TensorError};
 
 /// `f(x, y)` elementwise over `x` and `y` broadcast to `shape`.
@@ -83,6 +83,25 @@ impl<T: Element> Tensor<T> {
         };
         Ok(Tensor::from_op(out, op, &[self, other], move |args| {
             let ([a, b], g) = ([args.inputs[0], args.inputs[1]], args.grad);
+            if R::UNIT_PARTIALS {
+                // `+`, `−`: the gradient itself (negated where the partial is −1), summed down
+                // to each input's shape with no full-size product in between.
+                let (_, pa, pb) = rule.eval(T::zero(), T::zero());
+                let side = |needed: bool, p: T, input: &ArrayD<T>| {
+                    needed.then(|| {
+                        let d = reduce_to_shape(g.view(), input.shape());
+                        if p < T::zero() {
+                            d.mapv_into(|v| -v)
+                        } else {
+                            d
+                        }
+                    })
+                };
+                return vec![
+                    side(args.needs_grad[0], pa, a),
+                    side(args.needs_grad[1], pb, b),
+                ];
+            }
             let shape = g.shape();
             let (av, bv) = (broadcast_view(a, shape), broadcast_view(b, shape));
             let partial = |first: bool| {

@@ -65,6 +65,10 @@ fn stack<'a, T: Element>(
 ) -> CowArray<'a, T, Ix3> {
     let (r, c) = (promoted[promoted.len() - 2], promoted[promoted.len() - 1]);
     let count = batch.iter().product::<usize>();
+    if x.len() == count * r * c {
+        // No batch axis is broadcast: a view of `x` (copied only if not in standard layout).
+        return x.to_shape((count, r, c)).expect("the same elements");
+    }
     let full: Vec<usize> = batch.iter().copied().chain([r, c]).collect();
     let v = x.to_shape(IxDyn(promoted)).expect("the same elements");
     let v = v.broadcast(IxDyn(&full)).expect("batch axes broadcast");
@@ -134,8 +138,7 @@ impl<T: Element> Tensor<T> {
                 let g = args
                     .grad
                     .to_shape((sa.shape()[0], m, n))
-                    .expect("the gradient has the output's shape")
-                    .into_owned();
+                    .expect("the gradient has the output's shape");
                 // Summed back over broadcast batch axes, then the promoted axis removed.
                 let back = |d: ArrayD<T>, promoted: &[usize], shape: &[usize]| {
                     let full: Vec<usize> = plan
@@ -147,20 +150,10 @@ impl<T: Element> Tensor<T> {
                     let d = reshape_owned(d, &full);
                     reshape_owned(reduce_to_shape_owned(d, promoted), shape)
                 };
-                let ga = args.needs_grad[0].then(|| {
-                    back(
-                        batched(&g.view().into(), &sb, false, true),
-                        &plan.a,
-                        a.shape(),
-                    )
-                });
-                let gb = args.needs_grad[1].then(|| {
-                    back(
-                        batched(&sa, &g.view().into(), true, false),
-                        &plan.b,
-                        b.shape(),
-                    )
-                });
+                let ga = args.needs_grad[0]
+                    .then(|| back(batched(&g, &sb, false, true), &plan.a, a.shape()));
+                let gb = args.needs_grad[1]
+                    .then(|| back(batched(&sa, &g, true, false), &plan.b, b.shape()));
                 vec![ga, gb]
             },
         ))
