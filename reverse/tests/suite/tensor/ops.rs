@@ -2,6 +2,7 @@
 //! differences, and the batched product against the scalar tape.
 
 use super::*;
+use ndarray::{Axis, Zip, s};
 use reverse::{Tape, Var};
 
 /// Operand shapes of batched products, batch axes broadcasting, 1-D operands included.
@@ -43,8 +44,70 @@ fn shape_op(k: usize, x: &Tensor, y: &Tensor) -> Tensor {
     }
 }
 
+/// The same op by ndarray on arrays of tape variables: the reference semantics.
+fn shape_op_on_vars(k: usize, x: &ArrayD<Var>, y: &ArrayD<Var>) -> ArrayD<Var> {
+    let cond = array![[true, false, true], [false, false, true]].into_dyn();
+    let five = Var::constant(5.0);
+    match k {
+        0 => x.t().to_owned(),
+        1 => x
+            .clone()
+            .insert_axis(Axis(1))
+            .broadcast(IxDyn(&[2, 4, 3]))
+            .unwrap()
+            .to_owned(),
+        2 => x.clone(),
+        3 => x.select(Axis(1), &[2, 0, 2]),
+        4 => x.slice(s![.., 1..3]).to_owned().into_dyn(),
+        5 => array![[x[[0, 2]], x[[0, 2]]], [x[[1, 0]], x[[1, 1]]]].into_dyn(),
+        6 => ndarray::concatenate(Axis(1), &[x.view(), y.view(), x.view()]).unwrap(),
+        7 => ndarray::stack(Axis(1), &[x.view(), y.view()]).unwrap(),
+        8 => Zip::from(&cond)
+            .and(x)
+            .and(y)
+            .map_collect(|&c, &a, &b| if c { a } else { b }),
+        9 => {
+            let mut out = x.clone();
+            out.slice_mut(s![.., 1]).fill(five);
+            out
+        }
+        _ => array![[x[[1, 0]], x[[0, 1]], x[[1, 2]]]].into_dyn(),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Each shape or selection op against the same op done by ndarray on tape variables:
+    /// values equal, gradients of `Σ w·s²` equal to 1e-12.
+    #[test]
+    fn shape_ops_match_the_scalar_tape(
+        k in 0..SHAPE_OPS,
+        x in array_strategy(vec![2, 3], -2.0..2.0),
+        y in array_strategy(vec![2, 3], -2.0..2.0),
+    ) {
+        let (tx, ty) = (Tensor::new(x.clone(), true), Tensor::new(y.clone(), true));
+        let out = shape_op(k, &tx, &ty);
+        let w = weights(&out.shape());
+        (&(&out * &out) * &Tensor::new(w.clone(), false)).sum().backward().unwrap();
+
+        let tape = Tape::new();
+        let (vx, vy) = (x.mapv(|v| tape.var(v)), y.mapv(|v| tape.var(v)));
+        let reference = shape_op_on_vars(k, &vx, &vy);
+        prop_assert_eq!(reference.shape().to_vec(), out.shape());
+        for (r, o) in reference.iter().zip(out.data().iter()) {
+            prop_assert_eq!(r.value(), *o);
+        }
+        let loss: Var = reference.iter().zip(w.iter()).map(|(&r, &wi)| r * r * Var::constant(wi)).sum();
+        let grads = tape.gradient(loss);
+        let zero = ArrayD::zeros(x.raw_dim());
+        for (t, vars) in [(&tx, &vx), (&ty, &vy)] {
+            let g = t.grad().unwrap_or_else(|| zero.clone());
+            for (&gi, &v) in g.iter().zip(vars.iter()) {
+                prop_assert!((gi - grads.wrt(v)).abs() <= 1e-12, "op {}: {} vs {}", k, gi, grads.wrt(v));
+            }
+        }
+    }
 
     #[test]
     fn batched_matmul_against_finite_differences((a, b) in matmul_case()) {
