@@ -45,7 +45,7 @@
 //! | binary, broadcasting (`ops/binary.rs`) | [`Tensor::try_add`], [`Tensor::try_sub`], [`Tensor::try_mul`], [`Tensor::try_div`], [`Tensor::maximum`], [`Tensor::minimum`], [`Tensor::apply2`] (any rule), [`Tensor::neg`], operators |
 //! | elementwise (`ops/unary.rs`) | [`Tensor::exp`], [`Tensor::ln`] ([`Tensor::log`]), [`Tensor::sin`], [`Tensor::cos`], [`Tensor::tanh`], [`Tensor::sigmoid`], [`Tensor::relu`], [`Tensor::powi`], [`Tensor::powf`], [`Tensor::sqrt`], [`Tensor::abs`], [`Tensor::clamp`], [`Tensor::apply1`] (any rule) |
 //! | matrix product (`ops/matmul.rs`) | [`Tensor::matmul`] (NumPy rules, batch axes broadcast) |
-//! | reductions (`ops/reduce.rs`) | [`Tensor::sum`], [`Tensor::mean`], [`Tensor::sum_axis`], [`Tensor::mean_axis`], [`Tensor::sum_axes`], [`Tensor::mean_axes`], [`Tensor::logsumexp`] |
+//! | reductions (`ops/reduce.rs`) | [`Tensor::sum`], [`Tensor::mean`], [`Tensor::sum_axis`], [`Tensor::mean_axis`], [`Tensor::sum_axes`], [`Tensor::mean_axes`], [`Tensor::max_axis`], [`Tensor::min_axis`], [`Tensor::logsumexp`] |
 //! | softmax and loss (`ops/softmax.rs`) | [`Tensor::softmax`], [`Tensor::log_softmax`], [`Tensor::cross_entropy`] |
 //! | shape (`ops/shape.rs`) | [`Tensor::t`], [`Tensor::transpose`], [`Tensor::reshape`], [`Tensor::squeeze`], [`Tensor::unsqueeze`], [`Tensor::expand`] |
 //! | selection and assembly (`ops/index.rs`) | [`Tensor::index_select`], [`Tensor::select_rows`], [`Tensor::narrow`], [`Tensor::slice_rows`], [`Tensor::gather`], [`Tensor::cat`], [`Tensor::stack`], [`Tensor::where_`], [`Tensor::masked_fill`] |

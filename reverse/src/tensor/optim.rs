@@ -27,7 +27,8 @@ use super::{Element, Tensor};
 
 /// Stochastic gradient descent, optionally with momentum (PyTorch's `SGD` without dampening
 /// or Nesterov): `v ← μ·v + g`, `p ← p − lr·v`; with μ = 0 simply `p ← p − lr·g`.
-/// A parameter without a gradient (unreached by the last backward) is left as it is.
+/// A parameter without a gradient (unreached by the last backward) is left as it is, its
+/// version unchanged.
 ///
 /// ```
 /// use reverse::tensor::{optim::Sgd, Tensor};
@@ -71,6 +72,10 @@ impl<T: Element> Sgd<T> {
     pub fn step(&mut self) {
         let (lr, mu) = (self.lr, self.momentum);
         for (p, v) in self.params.iter().zip(&mut self.velocity) {
+            // Untouched, a parameter keeps its version: graphs built from it stay valid.
+            if p.0.grad.borrow().is_none() {
+                continue;
+            }
             p.update(|mut data, grad| {
                 let Some(g) = grad else { return };
                 if mu.is_zero() {
@@ -152,6 +157,9 @@ impl<T: Element> Adam<T> {
         let one = T::one();
         let (c1, c2) = (one - b1.powi(self.steps), one - b2.powi(self.steps));
         for (p, state) in self.params.iter().zip(&mut self.moments) {
+            if p.0.grad.borrow().is_none() {
+                continue;
+            }
             p.update(|mut data, grad| {
                 let Some(g) = grad else { return };
                 let (m, v) = state.get_or_insert_with(|| {

@@ -196,6 +196,73 @@ impl<T: Element> Tensor<T> {
         }))
     }
 
+    /// The largest element along `axis` (`torch.amax`). The gradient is shared equally among
+    /// the elements that attain it (a tie of k gets 1/k each, as the rule table's `max` gives
+    /// ½ and ½ to a tie of two); NaN elements are ignored, as `f64::max` ignores them, and get
+    /// none. A slice of only NaN gives NaN.
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::new(array![[1.0, 3.0, 3.0], [2.0, f64::NAN, 0.0]], true);
+    /// let m = x.max_axis(-1, false).unwrap();
+    /// assert_eq!(*m.data(), array![3.0, 2.0].into_dyn());
+    /// m.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap(), array![[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]].into_dyn());
+    /// ```
+    pub fn max_axis(&self, axis: isize, keepdims: bool) -> Result<Tensor<T>, TensorError> {
+        self.extreme("max_axis", axis, keepdims, T::max)
+    }
+
+    /// The smallest element along `axis` (`torch.amin`); ties and NaN as
+    /// [`max_axis`](Tensor::max_axis).
+    ///
+    /// ```
+    /// use reverse::ndarray::array;
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let x = Tensor::new(array![[1.0, 3.0], [4.0, -2.0]], false);
+    /// assert_eq!(*x.min_axis(0, true).unwrap().data(), array![[1.0, -2.0]].into_dyn());
+    /// ```
+    pub fn min_axis(&self, axis: isize, keepdims: bool) -> Result<Tensor<T>, TensorError> {
+        self.extreme("min_axis", axis, keepdims, T::min)
+    }
+
+    fn extreme(
+        &self,
+        op: &'static str,
+        axis_: isize,
+        keepdims: bool,
+        pick: fn(T, T) -> T,
+    ) -> Result<Tensor<T>, TensorError> {
+        let (out, k, share) = {
+            let x = self.data();
+            let k = axis(op, axis_, x.shape(), x.ndim())?;
+            let kept = x
+                .fold_axis(Axis(k), T::nan(), |&m, &v| pick(m, v))
+                .insert_axis(Axis(k));
+            // Each element's share of the gradient: 1/(number of ties) where it attains the
+            // extreme, else 0.
+            let hits = Zip::from(x.view())
+                .and_broadcast(&kept)
+                .map_collect(|&v, &m| if v == m { T::one() } else { T::zero() });
+            let count = hits.sum_axis(Axis(k)).insert_axis(Axis(k));
+            let share = Zip::from(&hits)
+                .and_broadcast(&count)
+                .map_collect(|&h, &c| if h.is_zero() { h } else { h / c });
+            (finish(kept, x.shape(), &[k], keepdims), k, share)
+        };
+        Ok(Tensor::from_op(out, op, &[self], move |args| {
+            let g = spread(args.grad, args.inputs[0].shape(), &[k]);
+            vec![Some(
+                Zip::from(&g)
+                    .and(&share)
+                    .map_collect(|&g, &s| super::chain(g, s)),
+            )]
+        }))
+    }
+
     /// `ln Σ eˣ` along `axis`, computed stably (shifted by the largest element; a slice of
     /// only `−∞` gives `−∞`, one holding `+∞` gives `+∞`). Its gradient is the softmax
     /// along the axis.

@@ -123,6 +123,65 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `max_axis`/`min_axis` against a fold of `max`/`min` on the tape (continuous values:
+    /// no ties), and against finite differences.
+    #[test]
+    fn extremes_match_the_tape(
+        min in any::<bool>(),
+        axis in 0..2usize,
+        x in array_strategy(vec![3, 4], -5.0..5.0),
+    ) {
+        let t = Tensor::new(x.clone(), true);
+        let a = if axis == 1 { -1 } else { 0 };
+        let y = if min { t.min_axis(a, false) } else { t.max_axis(a, false) }.unwrap();
+        let w = weights(&y.shape());
+        (&y * &Tensor::new(w.clone(), false)).sum().backward().unwrap();
+
+        let tape = Tape::new();
+        let v = x.mapv(|e| tape.var(e));
+        let lanes: Vec<Vec<Var>> = if axis == 1 {
+            v.outer_iter().map(|r| r.iter().copied().collect()).collect()
+        } else {
+            v.t().outer_iter().map(|c| c.iter().copied().collect()).collect()
+        };
+        let loss: Var = lanes
+            .iter()
+            .zip(w.iter())
+            .map(|(lane, &wi)| {
+                let e = lane.iter().copied().reduce(|p, q| if min { p.min(q) } else { p.max(q) }).unwrap();
+                e * Var::constant(wi)
+            })
+            .sum();
+        let grads = tape.gradient(loss);
+        for (&g, &var) in grad_of(&t).iter().zip(v.iter()) {
+            prop_assert!(close(g, grads.wrt(var)), "{} vs {}", g, grads.wrt(var));
+        }
+        let f = move |ts: &[Tensor]| if min { ts[0].min_axis(a, false) } else { ts[0].max_axis(a, false) }.unwrap();
+        check_gradients(&f, &[x])?;
+    }
+}
+
+#[test]
+fn ties_share_the_gradient_equally() {
+    let x = Tensor::new(array![2.0, 2.0, 1.0, 2.0], true);
+    x.max_axis(0, false).unwrap().backward().unwrap();
+    let third = 1.0 / 3.0;
+    assert_eq!(grad_of(&x), array![third, third, 0.0, third].into_dyn());
+    let only_nan = Tensor::new(array![f64::NAN, f64::NAN], false);
+    assert!(
+        only_nan
+            .min_axis(0, false)
+            .unwrap()
+            .item()
+            .unwrap()
+            .is_nan()
+    );
+    assert!(x.max_axis(1, false).is_err());
+}
+
 #[test]
 fn infinities_in_logsumexp_and_softmax() {
     let x = Tensor::new(
