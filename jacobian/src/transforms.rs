@@ -180,6 +180,13 @@ impl<F: Function> Function for Vjp<F> {
 /// The Jacobian as a function by n forward sweeps, `x ↦ J(x)` flattened row by row (entry
 /// `i·n + j` is `∂fᵢ/∂xⱼ`): JAX's `jacfwd`.
 ///
+/// # Panics
+///
+/// If `f`'s output length changes from one sweep to the next within an evaluation: a
+/// [`Function`] returns no `Result`, so the transform stops with `forward::jacobian_rows`'s
+/// error, which names the sweep and both lengths. The drivers check this for a plain `f`
+/// and return it as an error.
+///
 /// ```
 /// use jacobian::{Function, JacFwd, Op};
 /// struct F;

@@ -101,3 +101,22 @@ fn good_input_still_works() {
     let (_, wj) = vjp(&Declared, &[1.0, 2.0, 3.0], &[1.0, 1.0]).unwrap();
     assert_eq!(wj, vec![2.0, 1.0, 1.0]);
 }
+
+/// A transform cannot return an error: it panics with the driver's message, which names the
+/// sweep and both lengths.
+#[test]
+#[should_panic(expected = "JacFwd: ")]
+fn jacfwd_of_a_function_whose_length_changes_panics_with_the_lengths() {
+    let _ = jacobian::JacFwd(&Growing(AtomicUsize::new(0))).eval(&[1.0, 2.0]);
+}
+
+#[test]
+fn jacfwd_length_message_names_both_lengths() {
+    let caught = std::panic::catch_unwind(|| {
+        jacobian::JacFwd(&Growing(AtomicUsize::new(0))).eval(&[1.0, 2.0])
+    })
+    .unwrap_err();
+    let message = caught.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains('1') && message.contains('2'), "{message}");
+    assert!(message.contains("sweep"), "{message}");
+}
