@@ -13,23 +13,10 @@
 
 use std::f64::consts::PI;
 
+use crate::lcg::Lcg;
 use reverse::ndarray::{Array1, Array2};
 use reverse::tensor::optim::Adam;
 use reverse::tensor::{Tensor, TensorError};
-
-/// Deterministic pseudo-random numbers (a linear congruential generator; no `rand`).
-struct Lcg(u64);
-
-impl Lcg {
-    /// Uniform in [-1, 1).
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
-}
 
 /// Points and their classes.
 pub struct Data {

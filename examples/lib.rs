@@ -23,5 +23,6 @@ pub mod arm;
 pub mod chart;
 pub mod classifier;
 pub mod fit;
+pub mod lcg;
 pub mod minimise;
 pub mod nested_ad;

@@ -6,31 +6,9 @@
 //!
 //! Run with `cargo run --release --example mlp`.
 
+use examples::lcg::Lcg;
 use ndarray::{Array1, Array2};
 use reverse::tensor::{Tensor, TensorError};
-
-/// Minimal deterministic pseudo-random numbers (no `rand` dependency).
-struct Lcg(u64);
-
-impl Lcg {
-    /// Uniform in [-1, 1).
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
-
-    /// A trainable `(rows, cols)` matrix scaled by 1/sqrt(rows) (fan-in).
-    fn matrix(&mut self, rows: usize, cols: usize) -> Tensor {
-        let scale = 1.0 / (rows as f64).sqrt();
-        Tensor::new(
-            Array2::from_shape_fn((rows, cols), |_| self.next() * scale),
-            true,
-        )
-    }
-}
 
 /// Inputs on a grid in [-1.5, 1.5]² and targets sin(x1) + x2².
 fn dataset(n: usize) -> (Tensor, Tensor) {

@@ -117,6 +117,9 @@ fn jacfwd_length_message_names_both_lengths() {
     })
     .unwrap_err();
     let message = caught.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(message.contains('1') && message.contains('2'), "{message}");
-    assert!(message.contains("sweep"), "{message}");
+    assert!(
+        message.contains("2 outputs") && message.contains("1 before"),
+        "{message}"
+    );
+    assert!(message.contains("forward sweep 2"), "{message}");
 }

