@@ -121,15 +121,18 @@ unary! {
     /// cosh a.
     Cosh "cosh" |x| (x.cosh(), x.sinh()),
         taylor |x| series::sinh_cosh(x).1;
-    /// tanh a; the derivative 1 − y² for |a| < 0.55, and 1/cosh² a beyond, where 1 − y²
-    /// cancels as tanh saturates (at a = 20 it would be 0 instead of 1.7e-17).
+    /// tanh a; the derivative 1 − y² for |a| < 0.55, and 4p/(1 + p)² with p = e^(−2|a|)
+    /// beyond, where 1 − y² cancels as tanh saturates (at a = 20 it would be 0 instead of
+    /// 1.7e-17). One `exp`, where 1/cosh² a took a `cosh` (two) and overflowed to 0 past
+    /// |a| = 355 while the derivative is still normal.
     Tanh "tanh" |x| {
         let y = x.tanh();
         let d = if x.value().abs() < 0.55 {
             T::one() - y * y
         } else {
-            let ch = x.cosh();
-            (ch * ch).recip()
+            let p = (x.abs() * c(-2.0)).exp();
+            let q = T::one() + p;
+            c::<T>(4.0) * p / (q * q)
         };
         (y, d)
     },
