@@ -6,9 +6,10 @@
 //! promotion every case has the same backward, matrix by matrix: `dA = G · Bᵀ` and
 //! `dB = Aᵀ · G`, summed over the batch axes that were broadcast.
 
-use ndarray::{ArrayD, Axis, CowArray, Ix3, IxDyn, linalg::general_mat_mul};
+use ndarray::{ArrayD, Axis, CowArray, Ix3, IxDyn};
 
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
+use crate::tensor::ops::gemm::mat_mul_into;
 use crate::tensor::ops::shape::reshape_owned;
 use crate::tensor::{Element, Tensor, TensorError};
 
@@ -171,13 +172,14 @@ fn batched<T: Element>(
     let count = l.shape()[0];
     let rows = if lt { l.shape()[2] } else { l.shape()[1] };
     let cols = if rt { r.shape()[1] } else { r.shape()[2] };
+    // Every element is written by the product; zeros only give the memory a value.
     let mut out = ndarray::Array3::zeros((count, rows, cols));
     for i in 0..count {
         let mut slot = out.index_axis_mut(Axis(0), i);
         let (a, b) = (l.index_axis(Axis(0), i), r.index_axis(Axis(0), i));
         let a = if lt { a.reversed_axes() } else { a };
         let b = if rt { b.reversed_axes() } else { b };
-        general_mat_mul(T::one(), &a, &b, T::zero(), &mut slot);
+        mat_mul_into(&a, &b, &mut slot);
     }
     out.into_dyn()
 }

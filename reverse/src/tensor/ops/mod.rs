@@ -4,6 +4,7 @@
 
 pub(crate) mod binary;
 pub(crate) mod custom;
+mod gemm;
 pub(crate) mod index;
 pub(crate) mod matmul;
 pub(crate) mod reduce;

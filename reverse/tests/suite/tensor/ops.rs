@@ -223,3 +223,79 @@ fn shape_op_errors_name_the_shapes() {
     assert!(Tensor::<f64>::cat(&[], 0).is_err());
     assert!(msg(Tensor::where_(&array![true, false].into_dyn(), &x, &z)).contains("[2, 3]"));
 }
+
+/// `a · b` by plain sums in f64, the reference for the product kernels.
+fn plain_product(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>) -> ndarray::Array2<f64> {
+    ndarray::Array2::from_shape_fn((a.nrows(), b.ncols()), |(i, j)| {
+        (0..a.ncols()).map(|l| a[[i, l]] * b[[l, j]]).sum()
+    })
+}
+
+/// The kernels behind `matmul` (the `gemm` crate's for f32 and f64) on sizes that leave a
+/// remainder in every block of theirs, degenerate and empty ones included, in both element
+/// types: the product, and both gradients (whose products take transposed, strided operands),
+/// against plain sums.
+#[test]
+fn product_kernels_against_plain_sums() {
+    for (m, k, n) in [
+        (67, 130, 71),
+        (1, 300, 5),
+        (33, 1, 17),
+        (5, 300, 1),
+        (0, 4, 3),
+        (4, 0, 3),
+    ] {
+        let a = ndarray::Array2::from_shape_fn((m, k), |(i, j)| {
+            ((i * 7 + j * 3) % 19) as f64 / 9.0 - 1.0
+        });
+        let b = ndarray::Array2::from_shape_fn((k, n), |(i, j)| {
+            ((i * 5 + j * 11) % 23) as f64 / 11.0 - 1.0
+        });
+        let w =
+            ndarray::Array2::from_shape_fn((m, n), |(i, j)| 1.0 + ((i * 3 + j) % 5) as f64 / 4.0);
+        // L = Σ w ∘ (a·b): ∂L/∂a = w·bᵀ, ∂L/∂b = aᵀ·w.
+        let want = [
+            plain_product(&a, &b),
+            plain_product(&w, &b.t().to_owned()),
+            plain_product(&a.t().to_owned(), &w),
+        ];
+        let scale = k.max(1) as f64;
+
+        let (ta, tb) = (Tensor::new(a.clone(), true), Tensor::new(b.clone(), true));
+        let c = ta.matmul(&tb).unwrap();
+        (&c * &Tensor::new(w.clone(), false))
+            .sum()
+            .backward()
+            .unwrap();
+        let got = [c.data().clone(), ta.grad().unwrap(), tb.grad().unwrap()];
+        for (g, e) in got.iter().zip(&want) {
+            assert_eq!(g.shape(), e.shape(), "{m}×{k}·{k}×{n}");
+            for (x, y) in g.iter().zip(e) {
+                assert!(
+                    (x - y).abs() <= 1e-14 * scale,
+                    "f64, {m}×{k}·{k}×{n}: {x} against {y}"
+                );
+            }
+        }
+
+        let f32s = |x: &ndarray::Array2<f64>| x.mapv(|v| v as f32);
+        let (ta, tb) = (
+            Tensor::<f32>::new(f32s(&a), true),
+            Tensor::<f32>::new(f32s(&b), true),
+        );
+        let c = ta.matmul(&tb).unwrap();
+        (&c * &Tensor::<f32>::new(f32s(&w), false))
+            .sum()
+            .backward()
+            .unwrap();
+        let got = [c.data().clone(), ta.grad().unwrap(), tb.grad().unwrap()];
+        for (g, e) in got.iter().zip(&want) {
+            for (x, y) in g.iter().zip(e) {
+                assert!(
+                    (f64::from(*x) - y).abs() <= 1e-6 * scale,
+                    "f32, {m}×{k}·{k}×{n}: {x} against {y}"
+                );
+            }
+        }
+    }
+}
