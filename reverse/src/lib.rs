@@ -61,9 +61,10 @@
 //!
 //! Array-valued reverse mode in the style of PyTorch (a [`tensor::Tensor`] that records its own
 //! graph, on `ndarray`) is in the [`tensor`] module.
-// `unsafe` is denied but in three audited places, each with its invariant and the measurement
+// `unsafe` is denied but in four audited places, each with its invariant and the measurement
 // that pays for it: the registry of recording tapes (tape/live.rs), the fast append of a node
-// (tape/storage.rs), and the sweep of a tape of f64 (sweep/kernel.rs).
+// (tape/storage.rs), the sweep of a tape of f64 (sweep/kernel.rs), and the call of the `gemm`
+// crate's kernels under the tensors' matrix products (tensor/ops/gemm.rs).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
