@@ -26,7 +26,10 @@
 //!   rule table's conventions exactly as the scalar modes do: kinks (`abs` and `relu` have
 //!   derivative 0 at 0, ties of `maximum`/`minimum` split ½ and ½) and structural zeros (a
 //!   zero gradient through an infinite partial gives 0, not NaN). A user's rule applies too:
-//!   [`Tensor::apply1`], [`Tensor::apply2`].
+//!   [`Tensor::apply1`], [`Tensor::apply2`]. A rule evaluates a whole array at once
+//!   ([`Unary::eval_slice`](shared_ops::Unary::eval_slice)); `tanh`'s does so by a vectorised
+//!   kernel of the table, within 1 ulp of the exact value, so its values may differ from the
+//!   scalar modes' (the platform's `libm`, also within 1 ulp) by an ulp or two.
 //! * The element type is generic ([`Element`]: `f64`, the default, or `f32`). Where nothing
 //!   else fixes it (`Tensor::zeros(&[2])` alone), name it: `let z: Tensor = …` or
 //!   `Tensor::<f32>::zeros(…)`.

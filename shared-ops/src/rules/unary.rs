@@ -136,6 +136,7 @@ unary! {
         };
         (y, d)
     },
+        slice tanh,
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| -series::square_at(y, m));
     /// asinh a; √(a² + 1) as `hypot`, which does not overflow.
     Asinh "asinh" |x| (x.asinh(), x.hypot(T::one()).recip()),

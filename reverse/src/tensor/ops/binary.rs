@@ -25,6 +25,7 @@ use shared_ops::{Binary, rules};
 
 use super::chain;
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape, reduce_to_shape_owned};
+use crate::tensor::ops::unary::Elementwise;
 use crate::tensor::{Element, Tensor, TensorError};
 
 /// `f(x, y)` elementwise over `x` and `y` broadcast to `shape`.
@@ -138,17 +139,49 @@ impl<T: Element> Tensor<T> {
     /// rule's partial in `self`, not a 0-d tensor node for `c` and a broadcast. The values and
     /// gradients are those of the broadcast, bit for bit.
     fn with_scalar<R: Binary>(&self, c: T, left: bool, rule: R, op: &'static str) -> Tensor<T> {
-        self.map_with_partial(op, move |x| {
-            if left {
-                let (y, _, d) = rule.eval(c, x);
-                (y, d)
-            } else {
-                let (y, d, _) = rule.eval(x, c);
-                (y, d)
-            }
-        })
+        self.map_with_partial(op, WithScalar { rule, c, left })
     }
+}
 
+/// `rule(x, c)` (or `rule(c, x)`) elementwise, the partial in `x`.
+struct WithScalar<R, T> {
+    rule: R,
+    c: T,
+    left: bool,
+}
+
+impl<R: Binary, T: Element> WithScalar<R, T> {
+    #[inline(always)]
+    fn at(&self, x: T) -> (T, T) {
+        if self.left {
+            let (y, _, d) = self.rule.eval(self.c, x);
+            (y, d)
+        } else {
+            let (y, d, _) = self.rule.eval(x, self.c);
+            (y, d)
+        }
+    }
+}
+
+impl<R: Binary, T: Element> Elementwise<T> for WithScalar<R, T> {
+    #[inline(always)]
+    fn eval(&self, xs: &[T], ys: &mut [T], ds: Option<&mut [T]>) {
+        match ds {
+            Some(ds) => {
+                for ((&x, y), d) in xs.iter().zip(ys).zip(ds) {
+                    (*y, *d) = self.at(x);
+                }
+            }
+            None => {
+                for (&x, y) in xs.iter().zip(ys) {
+                    *y = self.at(x).0;
+                }
+            }
+        }
+    }
+}
+
+impl<T: Element> Tensor<T> {
     /// `max(self, other)` elementwise with broadcasting. At a tie each side gets half the
     /// gradient; a NaN loses (as `f64::max`) and gets none.
     ///

@@ -1,0 +1,119 @@
+//! Rules over many points at once, for array code (the tensors of `reverse`), in forms the
+//! compiler vectorises: no branches and no calls into `libm`, so one loop of plain arithmetic
+//! serves a whole slice.
+//!
+//! A rule opts in by naming one of these kernels in its row of the table (`slice tanh,`);
+//! `Unary::eval_slice` then calls it for `f32` and `f64` slices (other numbers take the rule
+//! point by point). The kernels are as accurate as the table asks of a rule (values within 2
+//! ulps, partials within 4, checked against a 200-bit reference in `tests/accuracy.rs`), but
+//! they are polynomials of our own, not the platform's `libm`: a value may differ from the
+//! rule's `eval` in its last bits.
+
+use core::any::TypeId;
+
+use crate::Op;
+
+/// Whether `T` is a plain float, whose [`Op::value`] and [`Op::constant`] are exact
+/// conversions to and from `f64` (the identity for `f64`).
+fn plain<T: Op>() -> bool {
+    let t = TypeId::of::<T>();
+    t == TypeId::of::<f64>() || t == TypeId::of::<f32>()
+}
+
+/// Applies `kernel` (value and partial at one `f64` point) to each point of a slice of plain
+/// floats, computing in `f64`; `false` (nothing written) for any other number type.
+#[inline(always)]
+fn map<T: Op>(
+    x: &[T],
+    y: &mut [T],
+    d: Option<&mut [T]>,
+    kernel: impl Fn(f64) -> (f64, f64),
+) -> bool {
+    if !plain::<T>() {
+        return false;
+    }
+    match d {
+        Some(d) => {
+            for ((x, y), d) in x.iter().zip(y.iter_mut()).zip(d.iter_mut()) {
+                let (v, p) = kernel(x.value());
+                (*y, *d) = (T::constant(v), T::constant(p));
+            }
+        }
+        None => {
+            for (x, y) in x.iter().zip(y.iter_mut()) {
+                *y = T::constant(kernel(x.value()).0);
+            }
+        }
+    }
+    true
+}
+
+/// tanh a and its derivative: see [`tanh_at`].
+pub(super) fn tanh<T: Op>(x: &[T], y: &mut [T], d: Option<&mut [T]>) -> bool {
+    map(x, y, d, tanh_at)
+}
+
+/// `(tanh a, 1 − tanh² a)` from one exponential: with p = e^(−2|a|) and m = p − 1 (computed
+/// as `expm1`, without cancellation), tanh |a| = −m/(1 + p) and the derivative is
+/// 4p/(1 + p)², the rule's form in the tails, here used everywhere (no term of it cancels).
+/// tanh(±0) = ±0, tanh(±∞) = ±1 with derivative 0, NaN gives NaN.
+#[inline(always)]
+fn tanh_at(a: f64) -> (f64, f64) {
+    let t = -2.0 * a.abs();
+    // e^t has underflowed long before t = −1100; the clamp bounds the exponent below. (A NaN
+    // stays NaN: the comparison is false.)
+    let t = if t < -1100.0 { -1100.0 } else { t };
+    let (p, m) = exp_expm1(t);
+    let q = 1.0 + p;
+    ((-m / q).copysign(a), 4.0 * p / (q * q))
+}
+
+/// ln 2 = `LN2_HI` + `LN2_LO`, the first with 40 significant bits, so that n·`LN2_HI` is exact
+/// for every |n| < 2¹³ (Cody and Waite's reduction). Computed with mpmath.
+const LN2_HI: f64 = 0.6931471805592082;
+const LN2_LO: f64 = 7.371002565167799e-13;
+
+/// 1/k! for k = 2 … 13: expm1 r = r + r²·Σ r^(k−2)/k!, the Taylor series, whose first omitted
+/// term r¹⁴/14! is below 2⁻⁵⁸ of the sum for |r| ≤ ln 2/2.
+const INV_FACTORIAL: [f64; 12] = [
+    0.5,
+    0.16666666666666666,
+    0.041666666666666664,
+    0.008333333333333333,
+    0.001388888888888889,
+    0.0001984126984126984,
+    2.48015873015873e-05,
+    2.7557319223985893e-06,
+    2.755731922398589e-07,
+    2.505210838544172e-08,
+    2.08767569878681e-09,
+    1.6059043836821613e-10,
+];
+
+/// `(e^t, e^t − 1)` for −1100 ≤ t ≤ 0 (or NaN), each within about 1 ulp.
+///
+/// t = n·ln 2 + r with |r| ≤ ln 2/2; s = expm1 r by its series; then e^t = 2ⁿ + 2ⁿ·s and
+/// e^t − 1 = (2ⁿ − 1) + 2ⁿ·s, each rounded once (for the subnormal results of n < −1022, twice).
+#[inline(always)]
+fn exp_expm1(t: f64) -> (f64, f64) {
+    // n = round(t/ln 2): adding 1.5·2⁵² rounds to an integer and leaves it in the low bits,
+    // where `round` would be a call (SSE2 has no rounding instruction) and stop vectorisation.
+    const SHIFT: f64 = 6755399441055744.0;
+    let k = t * core::f64::consts::LOG2_E + SHIFT;
+    let nf = k - SHIFT;
+    let n = (k.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
+    let r = (t - nf * LN2_HI) - nf * LN2_LO;
+
+    let mut q = INV_FACTORIAL[11];
+    for &c in INV_FACTORIAL[..11].iter().rev() {
+        q = q * r + c;
+    }
+    let s = r + r * r * q;
+
+    // 2ⁿ exactly (0 below 2⁻¹⁰⁷⁴): 2^(n+600), a normal number for every n ≥ −1587 that
+    // t ≥ −1100 allows, times 2⁻⁶⁰⁰. Wrapping: a NaN's n is garbage, and the result NaN anyway.
+    let biased = n.wrapping_add(600 + 1023) as u64;
+    let two_n = f64::from_bits(biased.wrapping_shl(52)) * f64::from_bits((1023 - 600) << 52);
+    let scaled = two_n * s;
+    (two_n + scaled, (two_n - 1.0) + scaled)
+}
