@@ -100,8 +100,9 @@ impl Seed<'_> {
         let one = if on { 1.0 } else { 0.0 };
         match self {
             Seed::Identity => {
-                for (l, j) in dirs.clone().enumerate() {
-                    xs[j].tangent[l] = one;
+                // Lane l < N by the zip, so no index is checked in the loop.
+                for (x, l) in xs[dirs.clone()].iter_mut().zip(0..N) {
+                    x.tangent[l] = one;
                 }
             }
             Seed::Colours(c) => {
@@ -174,9 +175,23 @@ pub(crate) fn sweep<const N: usize, F: Function>(
     let k = seed.directions(xs.len());
     let dirs = s * N..((s + 1) * N).min(k);
     seed.write(xs, &dirs, true);
-    let ys = f.eval(xs);
-    seed.write(xs, &dirs, false);
-    (dirs, ys)
+    let seeded = Seeded { xs, seed, dirs };
+    let ys = f.eval(seeded.xs);
+    (seeded.dirs.clone(), ys)
+}
+
+/// Inputs whose lanes carry the seeds of `dirs`: clears them when dropped, also when `f`
+/// panics, so that kept inputs ([`Inputs`]) have zero tangents between sweeps.
+struct Seeded<'a, const N: usize> {
+    xs: &'a mut [DualVec<f64, N>],
+    seed: Seed<'a>,
+    dirs: Range<usize>,
+}
+
+impl<const N: usize> Drop for Seeded<'_, N> {
+    fn drop(&mut self) {
+        self.seed.write(self.xs, &self.dirs, false);
+    }
 }
 
 /// Input buffers kept between calls, in place: the inputs as `DualVec<f64, N>` for the N of
@@ -187,7 +202,9 @@ pub(crate) struct Inputs(Option<Box<dyn Any + Send + Sync>>);
 
 impl Inputs {
     /// The inputs at `x`, every tangent zero: the kept buffer if it has N lanes, else a new
-    /// one (which is then kept).
+    /// one (which is then kept). A kept buffer of the same length only takes the new primals:
+    /// its tangents are zero, every sweep clearing its seeds ([`sweep`]). For a 2×15 block that
+    /// is 15 stores instead of 255.
     pub fn lift<const N: usize>(&mut self, x: &[f64]) -> &mut Vec<DualVec<f64, N>> {
         let kept = self
             .0
@@ -201,8 +218,18 @@ impl Inputs {
             .as_mut()
             .and_then(|b| b.downcast_mut::<Vec<DualVec<f64, N>>>())
             .expect("a buffer of N lanes, just made");
-        xs.clear();
-        xs.extend(x.iter().map(|&v| DualVec::from(v)));
+        if xs.len() == x.len() {
+            debug_assert!(
+                xs.iter().all(|d| d.tangent == [0.0; N]),
+                "a seed left behind"
+            );
+            for (d, &v) in xs.iter_mut().zip(x) {
+                d.primal = v;
+            }
+        } else {
+            xs.clear();
+            xs.extend(x.iter().map(|&v| DualVec::from(v)));
+        }
         xs
     }
 }

@@ -152,10 +152,12 @@ pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
     out.value.extend(first.iter().map(|y| y.primal));
     out.shape(m0, k);
     let matrix = &mut out.matrix;
+    // Column by column (contiguous in a column-major matrix), lane l < N by the zip: no index
+    // is checked per entry.
     let mut fill = |dirs: Range<usize>, ys: &[DualVec<f64, N>]| {
-        for (l, c) in dirs.enumerate() {
-            for (i, y) in ys.iter().enumerate() {
-                matrix[(i, c)] = y.tangent[l];
+        for (c, l) in dirs.zip(0..N) {
+            for (entry, y) in matrix.column_mut(c).iter_mut().zip(ys) {
+                *entry = y.tangent[l];
             }
         }
     };

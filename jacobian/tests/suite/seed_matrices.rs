@@ -168,3 +168,42 @@ fn exact_values_and_errors() {
     p.jacobian_into(&[2.0, 5.0], &mut j).unwrap();
     assert_eq!(j.matrix.as_slice(), &[5.0, 1.0, 2.0, 1.0]);
 }
+
+/// A prepared Jacobian keeps its lifted inputs between calls and takes only the new primals:
+/// a function that panics in a later sweep must not leave that sweep's seeds behind for the
+/// next call (they are cleared on unwinding too). Every call, at every lane count, equals a
+/// fresh one-shot Jacobian bit for bit.
+#[test]
+fn a_prepared_jacobian_is_clean_after_a_panic_in_f() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Panics in its `k`-th evaluation when armed with `k`.
+    struct Flaky(AtomicUsize);
+    impl Function for Flaky {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let y = vec![x[0] * x[1] + x[2].sin(), x[2] * x[0] - x[1]];
+            let left = self.0.load(Ordering::Relaxed);
+            self.0.store(left.saturating_sub(1), Ordering::Relaxed);
+            assert!(left != 1, "f fails in this evaluation");
+            y
+        }
+    }
+    let at = [[0.5, 2.0, -1.0], [1.5, -3.0, 0.25], [2.0, 1.0, 4.0]];
+    for lanes in [1, 2, 3, 8, 16] {
+        let mut p =
+            PreparedJacobian::with_lanes(Flaky(AtomicUsize::new(0)), &at[0], lanes).unwrap();
+        let mut j = p.jacobian(&at[0]).unwrap();
+        let sweeps = 3_usize.div_ceil(lanes);
+        for x in &at[1..] {
+            // The last sweep fails (the first where there is only one).
+            p.function().0.store(sweeps, Ordering::Relaxed);
+            let failed = catch_unwind(AssertUnwindSafe(|| p.jacobian_into(x, &mut j)));
+            assert!(failed.is_err(), "the function panicked");
+            p.jacobian_into(x, &mut j).unwrap();
+            let fresh = jacobian_with(&Flaky(AtomicUsize::new(0)), x, Mode::Forward).unwrap();
+            assert_eq!(j.matrix, fresh.matrix, "lanes = {lanes}, x = {x:?}");
+            assert_eq!(j.value, fresh.value);
+        }
+    }
+}
