@@ -112,7 +112,11 @@ pub(crate) fn chain<T: Op, const K: usize>(unit: bool, partials: [T; K], tangent
 /// numbers with [`Op::SPARSE_TANGENTS`]. Out of line: it runs only where a NaN appears.
 #[cold]
 #[inline(never)]
-fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
+#[allow(improper_ctypes_definitions)]
+extern "win64-unwind" fn chain_slow<T: Op, const K: usize>(
+    partials: [T; K],
+    tangents: [T; K],
+) -> T {
     let mut sum = scale(partials[0], tangents[0]);
     for (&p, &t) in partials[1..].iter().zip(&tangents[1..]) {
         let term = scale(p, t);
@@ -186,7 +190,8 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
 /// stack).
 #[cold]
 #[inline(never)]
-fn lanes_checked<T: Op, const K: usize, const N: usize>(
+#[allow(improper_ctypes_definitions)]
+extern "win64-unwind" fn lanes_checked<T: Op, const K: usize, const N: usize>(
     mut sum: [T; N],
     partials: [T; K],
     tangents: [[T; N]; K],

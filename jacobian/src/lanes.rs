@@ -11,7 +11,6 @@ use crate::sparse::Colouring;
 use forward::DualVec;
 use nalgebra::DMatrix;
 use reverse::Var;
-use shared_ops::Function;
 use std::any::Any;
 use std::ops::Range;
 
@@ -164,10 +163,18 @@ impl Seed<'_> {
     }
 }
 
+/// A function on N-lane duals, as the sweeps call it: one trait object type per lane count, so
+/// that the sweep machinery is compiled once per N rather than once per user function and N.
+pub(crate) type Eval<'a, const N: usize> = &'a dyn Fn(&[DualVec<f64, N>]) -> Vec<DualVec<f64, N>>;
+
+/// [`Eval`] that threads may share.
+pub(crate) type SyncEval<'a, const N: usize> =
+    &'a (dyn Fn(&[DualVec<f64, N>]) -> Vec<DualVec<f64, N>> + Sync);
+
 /// Sweep `s` of `J·V`: directions `s·N ..` seeded, `f` evaluated, the seeds cleared. Returns
 /// the directions it carried and the outputs (lane l of output i is `(J·V)[i, s·N + l]`).
-pub(crate) fn sweep<const N: usize, F: Function>(
-    f: &F,
+pub(crate) fn sweep<const N: usize>(
+    f: Eval<'_, N>,
     xs: &mut [DualVec<f64, N>],
     seed: Seed<'_>,
     s: usize,
@@ -176,7 +183,7 @@ pub(crate) fn sweep<const N: usize, F: Function>(
     let dirs = s * N..((s + 1) * N).min(k);
     seed.write(xs, &dirs, true);
     let seeded = Seeded { xs, seed, dirs };
-    let ys = f.eval(seeded.xs);
+    let ys = f(seeded.xs);
     (seeded.dirs.clone(), ys)
 }
 

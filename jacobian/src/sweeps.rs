@@ -1,7 +1,7 @@
 //! The sweeps themselves: chunked forward sweeps, and one recording replayed by vector reverse
 //! sweeps; either split across threads when the work is large enough to pay for them.
 
-use crate::lanes::{self, Inputs, Seed, by_lanes};
+use crate::lanes::{self, Inputs, Seed, SyncEval, by_lanes};
 use forward::DualVec;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -59,7 +59,16 @@ fn worth_threads(first: Duration, remaining: usize, threads: bool) -> bool {
 
 /// Checks an output length against what `f` declares.
 pub(crate) fn check_declared<F: Function>(f: &F, m: usize, during: &str) -> Result<(), Error> {
-    match f.sizes() {
+    check_sizes(f.sizes(), m, during)
+}
+
+/// Checks an output length against declared sizes (`Function::sizes`).
+pub(crate) fn check_sizes(
+    sizes: Option<(usize, usize)>,
+    m: usize,
+    during: &str,
+) -> Result<(), Error> {
+    match sizes {
         Some((_, declared)) if declared != m => Err(Error::OutputLength {
             expected: declared,
             found: m,
@@ -131,6 +140,24 @@ pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
     inputs: &mut Inputs,
     out: &mut Swept,
 ) -> Result<(), Error> {
+    let eval = |xs: &[DualVec<f64, N>]| f.eval(xs);
+    chunked::<N>(&eval, f.sizes(), x, seed, m, threads, inputs, out)
+}
+
+/// [`forward_chunked`] behind a trait object: compiled once per lane count, not once per user
+/// function and lane count (the jacobian test suite had 264 copies of it, 96 000 lines of
+/// LLVM IR).
+#[allow(clippy::too_many_arguments)]
+fn chunked<const N: usize>(
+    f: SyncEval<'_, N>,
+    sizes: Option<(usize, usize)>,
+    x: &[f64],
+    seed: Seed<'_>,
+    m: Option<usize>,
+    threads: bool,
+    inputs: &mut Inputs,
+    out: &mut Swept,
+) -> Result<(), Error> {
     let k = seed.directions(x.len());
     let sweeps = k.div_ceil(N).max(1);
 
@@ -147,7 +174,7 @@ pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
     {
         return Err(length_changed(expected, m0, "forward sweep 1".into()));
     }
-    check_declared(f, m0, "forward sweep 1")?;
+    check_sizes(sizes, m0, "forward sweep 1")?;
     out.value.clear();
     out.value.extend(first.iter().map(|y| y.primal));
     out.shape(m0, k);

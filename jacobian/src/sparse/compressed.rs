@@ -4,8 +4,8 @@
 
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
-use crate::lanes::{self, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
-use crate::sweeps::check_declared;
+use crate::lanes::{self, Eval, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
+use crate::sweeps::check_sizes;
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
 use shared_ops::{Error, Function};
@@ -58,6 +58,18 @@ fn forward_sweeps<const N: usize, F: Function>(
     colours: &Colouring,
     out: &mut Compressed,
 ) -> Result<(), Error> {
+    let eval = |xs: &[DualVec<f64, N>]| f.eval(xs);
+    compressed_sweeps::<N>(&eval, f.sizes(), x, colours, out)
+}
+
+/// [`forward_sweeps`] behind a trait object: compiled once per lane count.
+fn compressed_sweeps<const N: usize>(
+    f: Eval<'_, N>,
+    sizes: Option<(usize, usize)>,
+    x: &[f64],
+    colours: &Colouring,
+    out: &mut Compressed,
+) -> Result<(), Error> {
     let k = colours.count;
     let xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
@@ -66,7 +78,7 @@ fn forward_sweeps<const N: usize, F: Function>(
         let (lanes, ys) = lanes::sweep(f, xs, Seed::Colours(colours), s);
         match m {
             None => {
-                check_declared(f, ys.len(), "compressed forward sweep 1")?;
+                check_sizes(sizes, ys.len(), "compressed forward sweep 1")?;
                 m = Some(ys.len());
                 out.value.clear();
                 out.value.extend(ys.iter().map(|y| y.primal));
