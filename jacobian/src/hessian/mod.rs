@@ -12,7 +12,7 @@ pub use products::{Hvp, SecondDirectional, hvp, hvp_many, second_directional};
 
 use crate::lanes::chunk_lanes;
 use nalgebra::DMatrix;
-use pairs::Parts;
+use pairs::{Evals, Parts};
 use shared_ops::{Error, Function};
 
 /// A Hessian with the value and gradient it was taken with, and the plan that computed it.
@@ -91,22 +91,34 @@ pub fn hessian_with<F: Function>(f: &F, x: &[f64], pair: Pair) -> Result<Hessian
 /// with the cheaper of forward over reverse and reverse over reverse (the model never prefers
 /// the other two once there are two chunks).
 fn planned<const N: usize, F: Function>(f: &F, x: &[f64], pair: Pair) -> Result<Hessian, Error> {
+    let evals = Evals::<N> {
+        plain: &|x| f.eval(x),
+        forward_over_reverse: &|x| f.eval(x),
+        reverse_over_forward: &|x| f.eval(x),
+        forward_over_forward: &|x| f.eval(x),
+        reverse_over_reverse: &|x| f.eval(x),
+    };
+    planned_with(&evals, x, pair)
+}
+
+/// [`planned`] on `f`'s trait objects: compiled once per N.
+fn planned_with<const N: usize>(f: &Evals<'_, N>, x: &[f64], pair: Pair) -> Result<Hessian, Error> {
     let n = x.len();
     let chunks = n.div_ceil(N);
     let mut parts = Parts::new(n);
     let (pair, estimate, reason) = match pair {
         Pair::Auto if chunks == 1 && N <= 2 => {
-            parts = pairs::forward_over_forward::<N, F>(f, x)?;
+            parts = pairs::forward_over_forward::<N>(f.forward_over_forward, x)?;
             let reason = format!("{n} inputs: one sweep of duals of duals, no tape to record");
             (Pair::ForwardOverForward, None, reason)
         }
         Pair::Auto if chunks == 1 => {
-            pairs::forward_over_reverse::<N, F>(f, x, &mut parts, 0..1)?;
+            pairs::forward_over_reverse::<N>(f.forward_over_reverse, x, &mut parts, 0..1)?;
             let reason = format!("{N} tangents cover all {n} inputs: one recording, one sweep");
             (Pair::ForwardOverReverse, None, reason)
         }
         Pair::Auto => {
-            pairs::forward_over_reverse::<N, F>(f, x, &mut parts, 0..1)?;
+            pairs::forward_over_reverse::<N>(f.forward_over_reverse, x, &mut parts, 0..1)?;
             let t = parts.tape;
             let estimate = estimate_hessian(n, &t);
             let pair = estimate.cheapest();
@@ -115,10 +127,10 @@ fn planned<const N: usize, F: Function>(f: &F, x: &[f64], pair: Pair) -> Result<
                 _ => Pair::ReverseOverReverse,
             };
             if pair == Pair::ReverseOverReverse {
-                pairs::reverse_over_reverse::<N, F>(f, x, &mut parts, 1..chunks)?;
+                pairs::reverse_over_reverse::<N>(f.reverse_over_reverse, x, &mut parts, 1..chunks)?;
                 mirror_first_columns(&mut parts.matrix, N);
             } else {
-                pairs::forward_over_reverse::<N, F>(f, x, &mut parts, 1..chunks)?;
+                pairs::forward_over_reverse::<N>(f.forward_over_reverse, x, &mut parts, 1..chunks)?;
             }
             let reason = format!(
                 "f records {} nodes, {} weighted and {} unit edges (read from the first chunk): \
@@ -133,21 +145,29 @@ fn planned<const N: usize, F: Function>(f: &F, x: &[f64], pair: Pair) -> Result<
         }
         forced => {
             match forced {
-                Pair::ForwardOverReverse => {
-                    pairs::forward_over_reverse::<N, F>(f, x, &mut parts, 0..chunks)?
+                Pair::ForwardOverReverse => pairs::forward_over_reverse::<N>(
+                    f.forward_over_reverse,
+                    x,
+                    &mut parts,
+                    0..chunks,
+                )?,
+                Pair::ReverseOverReverse => pairs::reverse_over_reverse::<N>(
+                    f.reverse_over_reverse,
+                    x,
+                    &mut parts,
+                    0..chunks,
+                )?,
+                Pair::ReverseOverForward => {
+                    parts = pairs::reverse_over_forward::<N>(f.reverse_over_forward, x)?
                 }
-                Pair::ReverseOverReverse => {
-                    pairs::reverse_over_reverse::<N, F>(f, x, &mut parts, 0..chunks)?
-                }
-                Pair::ReverseOverForward => parts = pairs::reverse_over_forward::<N, F>(f, x)?,
-                _ => parts = pairs::forward_over_forward::<N, F>(f, x)?,
+                _ => parts = pairs::forward_over_forward::<N>(f.forward_over_forward, x)?,
             }
             (forced, None, "pair forced by the caller".to_string())
         }
     };
     if n == 0 {
         // No chunk to sweep (reverse over reverse still records once): the value by itself.
-        parts.value = pairs::scalar(f.eval(x))?;
+        parts.value = pairs::scalar((f.plain)(x))?;
     }
     let mut matrix = parts.matrix;
     symmetrise(&mut matrix);

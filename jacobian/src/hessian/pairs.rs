@@ -8,6 +8,22 @@ use shared_ops::num_traits::{One, Zero};
 use shared_ops::{Error, Function, Op};
 use std::ops::Range;
 
+/// A duals of duals, the numbers of forward over forward.
+pub(crate) type D2<const N: usize> = DualVec<DualVec<f64, N>, N>;
+
+/// `f` on the numbers of one pair, as a trait object: the pairs and the plan are compiled once
+/// per lane count, not once per (function, lane count).
+pub(crate) type Eval<'a, T> = &'a dyn Fn(&[T]) -> Vec<T>;
+
+/// `f` on the numbers of every pair (and on `f64`), for the planned Hessian.
+pub(crate) struct Evals<'a, const N: usize> {
+    pub plain: Eval<'a, f64>,
+    pub forward_over_reverse: Eval<'a, Var<DualVec<f64, N>>>,
+    pub reverse_over_forward: Eval<'a, DualVec<Var, N>>,
+    pub forward_over_forward: Eval<'a, D2<N>>,
+    pub reverse_over_reverse: Eval<'a, Var<Var>>,
+}
+
 /// What one pair computed.
 pub(crate) struct Parts {
     pub value: f64,
@@ -50,9 +66,17 @@ pub(crate) fn dual_sweep<const N: usize, F: Function>(
     f: &F,
     xs: &[DualVec<f64, N>],
 ) -> Result<(f64, Vec<DualVec<f64, N>>, TapeStats), Error> {
+    recorded_dual_sweep(&|vs| f.eval(vs), xs)
+}
+
+/// [`dual_sweep`] behind a trait object (compiled once per N).
+fn recorded_dual_sweep<const N: usize>(
+    f: Eval<'_, Var<DualVec<f64, N>>>,
+    xs: &[DualVec<f64, N>],
+) -> Result<(f64, Vec<DualVec<f64, N>>, TapeStats), Error> {
     let tape = Tape::with_capacity(8 * xs.len());
     let vs = tape.vars(xs);
-    let y = scalar(f.eval(&vs))?;
+    let y = scalar(f(&vs))?;
     let adjoints = tape.sweep_wrt(&[(y, DualVec::one())], &vs);
     Ok((Op::value(&y), adjoints, tape.stats()))
 }
@@ -63,8 +87,8 @@ pub(crate) fn dual_sweep<const N: usize, F: Function>(
 ///
 /// Runs the chunks in `chunks` only, so that the plan can look at the first recording before
 /// it decides how to do the rest.
-pub(crate) fn forward_over_reverse<const N: usize, F: Function>(
-    f: &F,
+pub(crate) fn forward_over_reverse<const N: usize>(
+    f: Eval<'_, Var<DualVec<f64, N>>>,
     x: &[f64],
     out: &mut Parts,
     chunks: Range<usize>,
@@ -75,7 +99,7 @@ pub(crate) fn forward_over_reverse<const N: usize, F: Function>(
         for (l, j) in cols.clone().enumerate() {
             xs[j].tangent[l] = 1.0;
         }
-        let (value, adjoints, tape) = dual_sweep(f, &xs)?;
+        let (value, adjoints, tape) = recorded_dual_sweep(f, &xs)?;
         for (l, j) in cols.enumerate() {
             xs[j].tangent[l] = 0.0;
             for (i, a) in adjoints.iter().enumerate() {
@@ -93,8 +117,8 @@ pub(crate) fn forward_over_reverse<const N: usize, F: Function>(
 /// Reverse over forward: per chunk of N columns, record on a `Tape<f64>` the forward sweep of a
 /// `DualVec<Var, N>` seeded with unit tangents; its N output tangents are ∂f/∂xⱼ as tape
 /// variables, and one vector sweep of N adjoints pulls each back to a Hessian column.
-pub(crate) fn reverse_over_forward<const N: usize, F: Function>(
-    f: &F,
+pub(crate) fn reverse_over_forward<const N: usize>(
+    f: Eval<'_, DualVec<Var, N>>,
     x: &[f64],
 ) -> Result<Parts, Error> {
     let n = x.len();
@@ -109,7 +133,7 @@ pub(crate) fn reverse_over_forward<const N: usize, F: Function>(
         for (l, j) in cols.clone().enumerate() {
             xs[j].tangent[l] = Var::one();
         }
-        let y = scalar(f.eval(&xs))?;
+        let y = scalar(f(&xs))?;
         let seeds: Vec<(Var, [f64; N])> = (0..cols.len())
             .map(|l| {
                 let mut e = [0.0; N];
@@ -134,11 +158,10 @@ pub(crate) fn reverse_over_forward<const N: usize, F: Function>(
 /// Forward over forward: per pair of chunks (I, J) with J ≥ I, one sweep of a
 /// `DualVec<DualVec<f64, N>, N>` whose outer tangents seed chunk I and inner tangents chunk J;
 /// the N×N tangent-of-tangent block is H[I, J], mirrored into H[J, I]. No tape.
-pub(crate) fn forward_over_forward<const N: usize, F: Function>(
-    f: &F,
+pub(crate) fn forward_over_forward<const N: usize>(
+    f: Eval<'_, D2<N>>,
     x: &[f64],
 ) -> Result<Parts, Error> {
-    type D2<const N: usize> = DualVec<DualVec<f64, N>, N>;
     let n = x.len();
     let mut out = Parts::new(n);
     let mut xs: Vec<D2<N>> = x.iter().map(|&v| D2::from(DualVec::from(v))).collect();
@@ -153,7 +176,7 @@ pub(crate) fn forward_over_forward<const N: usize, F: Function>(
             for (b, j) in cols.clone().enumerate() {
                 xs[j].primal.tangent[b] = 1.0;
             }
-            let y = scalar(f.eval(&xs))?;
+            let y = scalar(f(&xs))?;
             out.sweeps += 1;
             for (b, j) in cols.clone().enumerate() {
                 xs[j].primal.tangent[b] = 0.0;
@@ -179,8 +202,8 @@ pub(crate) fn forward_over_forward<const N: usize, F: Function>(
 ///
 /// Sweeps the row blocks in `blocks` only: the rows of a block that forward over reverse
 /// already computed as columns are not needed again.
-pub(crate) fn reverse_over_reverse<const N: usize, F: Function>(
-    f: &F,
+pub(crate) fn reverse_over_reverse<const N: usize>(
+    f: Eval<'_, Var<Var>>,
     x: &[f64],
     out: &mut Parts,
     blocks: Range<usize>,
@@ -191,7 +214,7 @@ pub(crate) fn reverse_over_reverse<const N: usize, F: Function>(
     let mut outputs = 1;
     let (y, g) = reverse::gradient(
         |xs: &[Var<Var>]| {
-            let ys = f.eval(xs);
+            let ys = f(xs);
             outputs = ys.len();
             ys.first().copied().unwrap_or_default()
         },
