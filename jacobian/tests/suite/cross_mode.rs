@@ -1,6 +1,6 @@
 //! Forward = reverse = finite differences, and f64 = Dual = Var values, on generated programs.
 
-use crate::common::{Program, fd_column, program, rel_close};
+use crate::common::{Program, cases, fd_column, program, rel_close};
 use forward::Dual;
 use jacobian::{Function, Mode, jacobian_with};
 use proptest::prelude::*;
@@ -18,15 +18,6 @@ fn values_agree(p: &Program, x: &[f64]) -> Result<(), TestCaseError> {
     prop_assert_eq!(&plain, &dual);
     prop_assert_eq!(&plain, &rev);
     Ok(())
-}
-
-/// The number of generated programs: `PROPTEST_CASES` if set, else `default`. The deep check is
-/// `PROPTEST_CASES=20000 cargo test --release -p jacobian --test cross_mode -- --nocapture`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
 }
 
 fn config(default: u32) -> ProptestConfig {

@@ -3,7 +3,7 @@
 //! other, finite differences of the gradient, and exact symmetry) and on functions with known
 //! Hessians (1e-12).
 
-use crate::common::{Program, fd_column, program, rel_close};
+use crate::common::{Program, cases, fd_column, program, rel_close};
 use jacobian::{Error, Function, Grad, JacFwd, JacRev, Jvp, Mode, Op, Pair, Vjp};
 use nalgebra::DMatrix;
 use proptest::prelude::*;
@@ -406,30 +406,6 @@ proptest! {
         }
     }
 
-    /// Many chunks: windows of a program over 11 or 19 inputs, every pair against `Auto`
-    /// (which may switch to reverse over reverse after its first chunk).
-    #[test]
-    fn pairs_agree_across_chunks((p, x, _v) in program_point_direction(), n in prop_oneof![Just(11usize), Just(19)]) {
-        let f = Windows { p: &p, n };
-        let xs: Vec<f64> = (0..n).map(|i| x[i % x.len()] + 0.01 * i as f64).collect();
-        prop_assume!(f.eval(&xs)[0].is_finite());
-        let auto = jacobian::hessian(&f, &xs).unwrap();
-        assert_symmetric(&auto.matrix);
-        for pair in Pair::ALL {
-            let h = jacobian::hessian_with(&f, &xs, pair).unwrap();
-            for (k, (a, b)) in h.matrix.iter().zip(auto.matrix.iter()).enumerate() {
-                let scale = auto.matrix.iter().fold(1.0_f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { m });
-                // Pairs sum in different orders: where large terms cancel they differ by a few
-                // ulps of the terms, not of the result (the saved case: acosh at 1.0018, whose
-                // second derivative there is −4.5·10³).
-                prop_assert!(
-                    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-10 * scale,
-                    "{pair}: entry {k} is {a} but auto gives {b}"
-                );
-            }
-        }
-    }
-
     /// vᵀ∇²fᵢ v of every output of a vector program, against v·(H·v) of each output.
     #[test]
     fn second_directional_matches_each_outputs_hessian((p, x, v) in program_point_direction()) {
@@ -455,6 +431,35 @@ proptest! {
                 (second.is_nan() && vhv.is_nan()) || (second - vhv).abs() <= 1e-10 * scale,
                 "output {i}: vᵀHv = {second} in one sweep but v·(H·v) = {vhv}\n{p:?} at {x:?}"
             );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(128), max_global_rejects: 8192, ..ProptestConfig::default() })]
+
+    /// Many chunks: windows of a program over 11 or 19 inputs, every pair against `Auto`
+    /// (which may switch to reverse over reverse after its first chunk). 128 programs: at 512
+    /// this one test took 17 s of the test command (unoptimised); `PROPTEST_CASES` runs more.
+    #[test]
+    fn pairs_agree_across_chunks((p, x, _v) in program_point_direction(), n in prop_oneof![Just(11usize), Just(19)]) {
+        let f = Windows { p: &p, n };
+        let xs: Vec<f64> = (0..n).map(|i| x[i % x.len()] + 0.01 * i as f64).collect();
+        prop_assume!(f.eval(&xs)[0].is_finite());
+        let auto = jacobian::hessian(&f, &xs).unwrap();
+        assert_symmetric(&auto.matrix);
+        for pair in Pair::ALL {
+            let h = jacobian::hessian_with(&f, &xs, pair).unwrap();
+            for (k, (a, b)) in h.matrix.iter().zip(auto.matrix.iter()).enumerate() {
+                let scale = auto.matrix.iter().fold(1.0_f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { m });
+                // Pairs sum in different orders: where large terms cancel they differ by a few
+                // ulps of the terms, not of the result (the saved case: acosh at 1.0018, whose
+                // second derivative there is −4.5·10³).
+                prop_assert!(
+                    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-10 * scale,
+                    "{pair}: entry {k} is {a} but auto gives {b}"
+                );
+            }
         }
     }
 }
