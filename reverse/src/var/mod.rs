@@ -301,7 +301,7 @@ impl<T: Op> Op for Var<T> {
             let code = OpCode::unary::<R>();
             let keep = |node| (code == OpCode::Custom).then(|| program::unary_rule(node, rule));
             let a = (self.slot(), self.value);
-            Self::describe(self.tape, index, v, form, code, a, a, param, keep);
+            Self::describe(self.tape, index, v, form, code, a, a, param, &keep);
         }
         out
     }
@@ -356,7 +356,7 @@ impl<T: Op> Op for Var<T> {
             let code = OpCode::binary::<R>();
             let keep = |node| (code == OpCode::Custom).then(|| program::binary_rule(node, rule));
             let (a, b) = ((self.slot(), self.value), (other.slot(), other.value));
-            Self::describe(tape, index, v, form, code, a, b, None, keep);
+            Self::describe(tape, index, v, form, code, a, b, None, &keep);
         }
         out
     }

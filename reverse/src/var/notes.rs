@@ -40,7 +40,9 @@ impl<T: Op> Var<T> {
         (a, av): (Option<u32>, T),
         (b, bv): (Option<u32>, T),
         param: Option<u32>,
-        keep: impl FnOnce(u32) -> Option<program::Rule<T>>,
+        // A trait object, not a type parameter: one copy of this path per number type rather
+        // than per (number type, rule).
+        keep: &dyn Fn(u32) -> Option<program::Rule<T>>,
     ) {
         program::note(tape, |p: &mut Program<T>| {
             let ra = p.operand(a, av);
