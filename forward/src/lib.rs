@@ -112,11 +112,7 @@ pub(crate) fn chain<T: Op, const K: usize>(unit: bool, partials: [T; K], tangent
 /// numbers with [`Op::SPARSE_TANGENTS`]. Out of line: it runs only where a NaN appears.
 #[cold]
 #[inline(never)]
-#[allow(improper_ctypes_definitions)]
-extern "win64-unwind" fn chain_slow<T: Op, const K: usize>(
-    partials: [T; K],
-    tangents: [T; K],
-) -> T {
+fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
     let mut sum = scale(partials[0], tangents[0]);
     for (&p, &t) in partials[1..].iter().zip(&tangents[1..]) {
         let term = scale(p, t);
@@ -190,8 +186,7 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
 /// stack).
 #[cold]
 #[inline(never)]
-#[allow(improper_ctypes_definitions)]
-extern "win64-unwind" fn lanes_checked<T: Op, const K: usize, const N: usize>(
+fn lanes_checked<T: Op, const K: usize, const N: usize>(
     mut sum: [T; N],
     partials: [T; K],
     tangents: [[T; N]; K],
