@@ -178,12 +178,17 @@ fn chunked<const N: usize>(
     out.value.clear();
     out.value.extend(first.iter().map(|y| y.primal));
     out.shape(m0, k);
-    let matrix = &mut out.matrix;
-    // Column by column (contiguous in a column-major matrix), lane l < N by the zip: no index
-    // is checked per entry.
+    let matrix = out.matrix.as_mut_slice();
+    // Column by column, as slices of the column-major storage (nalgebra's column views cost
+    // more than the copy for a small block), lane l < N by the zip: no index is checked per
+    // entry.
     let mut fill = |dirs: Range<usize>, ys: &[DualVec<f64, N>]| {
-        for (c, l) in dirs.zip(0..N) {
-            for (entry, y) in matrix.column_mut(c).iter_mut().zip(ys) {
+        if m0 == 0 {
+            return;
+        }
+        let columns = matrix[dirs.start * m0..dirs.end * m0].chunks_exact_mut(m0);
+        for (column, l) in columns.zip(0..N) {
+            for (entry, y) in column.iter_mut().zip(ys) {
                 *entry = y.tangent[l];
             }
         }
