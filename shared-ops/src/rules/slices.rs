@@ -48,7 +48,9 @@ fn map<T: Op>(
     true
 }
 
-/// tanh a and its derivative: see [`tanh_at`].
+/// tanh a and its derivative: see [`tanh_at`]. Always inlined, so that the loop is compiled
+/// for the instruction set of the caller (the tensors dispatch on the CPU found at run time).
+#[inline(always)]
 pub(super) fn tanh<T: Op>(x: &[T], y: &mut [T], d: Option<&mut [T]>) -> bool {
     map(x, y, d, tanh_at)
 }
