@@ -17,8 +17,27 @@ use shared_ops::{Binary, Op, Unary, rules};
 /// let y = x * x + Dual::constant(1.0);
 /// assert_eq!((y.primal, y.tangent), (10.0, 6.0));
 /// ```
+///
+/// `CHECK` (on by default) is the per-operation test of the structural-zero convention (see
+/// [`chain`]). `Dual<T, false>` skips it: the same arithmetic, so the same bits wherever no
+/// tangent of the evaluation is NaN, but a `0·∞` product leaves a NaN instead of a zero. It is
+/// for drivers that test the outputs instead, and evaluate again with `Dual<T>` when an
+/// output's tangent is NaN (a NaN reaches every output that depends on it, since every
+/// tangent is a sum of products with its operands' tangents); `jacobian::jvp` does so.
+///
+/// ```
+/// use forward::prelude::*;
+///
+/// // √x at 0 has an infinite slope; times a constant 0 it contributes nothing.
+/// let x = Dual::new(0.0_f64, 1.0);
+/// let y = x.sqrt() * Dual::constant(0.0) + x;
+/// assert_eq!(y.tangent, 1.0);
+/// let x: Dual<f64, false> = Dual { primal: 0.0, tangent: 1.0 };
+/// let y = x.sqrt() * Dual::constant(0.0) + x;
+/// assert!(y.tangent.is_nan()); // the signal to evaluate again with the test
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Dual<T> {
+pub struct Dual<T, const CHECK: bool = true> {
     /// The value.
     pub primal: T,
     /// The directional derivative carried along.
@@ -52,7 +71,7 @@ impl<T: Op> Dual<T> {
 }
 
 /// Lifts a value one nesting level as a constant (zero tangent).
-impl<T: Op> From<T> for Dual<T> {
+impl<T: Op, const CHECK: bool> From<T> for Dual<T, CHECK> {
     #[inline(always)]
     fn from(primal: T) -> Self {
         Dual {
@@ -62,7 +81,7 @@ impl<T: Op> From<T> for Dual<T> {
     }
 }
 
-impl<T: Op> Op for Dual<T> {
+impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
     #[inline(always)]
     fn has_nan(&self) -> bool {
         self.primal.has_nan() || self.tangent.has_nan()
@@ -88,7 +107,7 @@ impl<T: Op> Op for Dual<T> {
         let (v, d) = rule.eval(self.primal);
         Dual {
             primal: v,
-            tangent: chain(R::UNIT_PARTIALS, [d], [self.tangent]),
+            tangent: chain(R::UNIT_PARTIALS || !CHECK, [d], [self.tangent]),
         }
     }
     #[inline(always)]
@@ -96,26 +115,32 @@ impl<T: Op> Op for Dual<T> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: chain(R::UNIT_PARTIALS, [da, db], [self.tangent, other.tangent]),
+            tangent: chain(
+                R::UNIT_PARTIALS || !CHECK,
+                [da, db],
+                [self.tangent, other.tangent],
+            ),
         }
     }
 }
 
-impl<T: Op> Dual<T> {
+impl<T: Op, const CHECK: bool> Dual<T, CHECK> {
     /// The fused multiply-add rule (`Float::mul_add` calls it).
     #[inline(always)]
     fn fused_mul_add(self, a: Self, b: Self) -> Self {
         let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
-        let tangent = chain(false, [da, db, dc], [self.tangent, a.tangent, b.tangent]);
+        let tangent = chain(!CHECK, [da, db, dc], [self.tangent, a.tangent, b.tangent]);
         Dual { primal: v, tangent }
     }
 }
 
-shared_ops::impl_float_via_rules!(impl [T: Op] for Dual<T>, inner T, primal |s| s.primal);
+shared_ops::impl_float_via_rules!(
+    impl [T: Op, const CHECK: bool] for Dual<T, CHECK>, inner T, primal |s| s.primal
+);
 #[cfg(feature = "nalgebra")]
-shared_ops::impl_real_field!(impl [T: Op] for Dual<T>);
+shared_ops::impl_real_field!(impl [T: Op, const CHECK: bool] for Dual<T, CHECK>);
 
-impl<T: Op> Zero for Dual<T> {
+impl<T: Op, const CHECK: bool> Zero for Dual<T, CHECK> {
     #[inline(always)]
     fn zero() -> Self {
         Dual::from(T::zero())
@@ -128,14 +153,14 @@ impl<T: Op> Zero for Dual<T> {
     }
 }
 
-impl<T: Op> One for Dual<T> {
+impl<T: Op, const CHECK: bool> One for Dual<T, CHECK> {
     #[inline(always)]
     fn one() -> Self {
         Dual::from(T::one())
     }
 }
 
-impl<T: Op> fmt::Display for Dual<T> {
+impl<T: Op, const CHECK: bool> fmt::Display for Dual<T, CHECK> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} + {}ε", self.primal, self.tangent)
     }

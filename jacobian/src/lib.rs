@@ -247,6 +247,12 @@ pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error>
 
 /// `(f(x), J·v)`: a Jacobian-vector product in one forward sweep.
 ///
+/// The sweep runs on `forward::Dual<f64, false>`, without the per-operation NaN test of the
+/// structural-zero convention; if a tangent of the result is NaN, it runs again on
+/// `forward::Dual<f64>`, with the test, and that result is returned. Either way the result is
+/// the convention's, bit for bit (a `0·∞` NaN reaches every output that depends on it). A
+/// function whose J·v is NaN for another reason pays for two sweeps.
+///
 /// Errors if `v` does not have the length of `x`.
 ///
 /// ```
@@ -265,7 +271,16 @@ pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error>
 #[allow(clippy::type_complexity)]
 pub fn jvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
     f.check_input(x.len())?;
-    let (y, jv) = forward::jvp(|xs| f.eval(xs), x, v)?;
+    Error::check_seed("tangent", x.len(), v.len())?;
+    let xs: Vec<forward::Dual<f64, false>> = (x.iter().zip(v))
+        .map(|(&primal, &tangent)| forward::Dual { primal, tangent })
+        .collect();
+    let ys = f.eval(&xs);
+    let (y, jv) = if ys.iter().any(|y| y.tangent.is_nan()) {
+        forward::jvp(|xs| f.eval(xs), x, v)?
+    } else {
+        ys.into_iter().map(|y| (y.primal, y.tangent)).unzip()
+    };
     sweeps::check_declared(f, y.len(), "the forward sweep")?;
     Ok((y, jv))
 }
