@@ -205,7 +205,7 @@ impl<const N: usize> Drop for Seeded<'_, N> {
 /// the last call. A fresh buffer per call costs page faults that rival a sweep (4 MB for bundle
 /// adjustment), and most callers ask again with the same N.
 #[derive(Default)]
-pub(crate) struct Inputs(Option<Box<dyn Any + Send + Sync>>);
+pub(crate) struct Inputs(Option<Box<dyn Any + Send + Sync>>, usize);
 
 impl Inputs {
     /// The inputs at `x`, every tangent zero: the kept buffer if it has N lanes, else a new
@@ -219,6 +219,7 @@ impl Inputs {
             .is_some_and(|b| b.is::<Vec<DualVec<f64, N>>>());
         if !kept {
             self.0 = Some(Box::new(Vec::<DualVec<f64, N>>::new()));
+            self.1 = 0;
         }
         let xs = self
             .0
@@ -236,7 +237,13 @@ impl Inputs {
         } else {
             xs.clear();
             xs.extend(x.iter().map(|&v| DualVec::from(v)));
+            self.1 = xs.capacity() * size_of::<DualVec<f64, N>>();
         }
         xs
+    }
+
+    /// The bytes the kept buffer holds.
+    pub fn bytes(&self) -> usize {
+        self.1
     }
 }

@@ -305,6 +305,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         self.check_input(x)?;
         self.check = false;
         let mut values = vec![0.0; self.pattern.nnz()];
+        self.buffer = Compressed::spare();
         self.sweep(x, &mut values)?;
         let colours = match self.plan.strategy {
             Strategy::Columns => self.columns.take(),
@@ -312,8 +313,10 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             _ => None,
         };
         let pattern: SparsityPattern = std::mem::take(&mut self.pattern).into();
+        let value = std::mem::take(&mut self.buffer.value);
+        std::mem::take(&mut self.buffer).keep();
         Ok(SparseJacobian {
-            value: std::mem::take(&mut self.buffer.value),
+            value,
             matrix: CsrMatrix::try_from_pattern_and_values(pattern, values)
                 .expect("one value per nonzero"),
             plan: self.plan,
