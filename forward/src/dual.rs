@@ -18,12 +18,15 @@ use shared_ops::{Binary, Op, Unary, rules};
 /// assert_eq!((y.primal, y.tangent), (10.0, 6.0));
 /// ```
 ///
-/// `CHECK` (on by default) is the per-operation test of the structural-zero convention (see
-/// [`chain`]). `Dual<T, false>` skips it: the same arithmetic, so the same bits wherever no
-/// tangent of the evaluation is NaN, but a `0·∞` product leaves a NaN instead of a zero. It is
-/// for drivers that test the outputs instead, and evaluate again with `Dual<T>` when an
-/// output's tangent is NaN (a NaN reaches every output that depends on it, since every
-/// tangent is a sum of products with its operands' tangents); `jacobian::jvp` does so.
+/// `CHECK` (on by default) is the per-operation test of the structural-zero convention of
+/// [`shared_ops::rules`]: after each operation, a NaN in the tangent sends its products
+/// through one by one, a zero factor contributing zero. `Dual<T, false>` skips it: the same
+/// arithmetic, so the same bits wherever no tangent of the evaluation is NaN, but a `0·∞`
+/// product leaves a NaN instead of a zero. It is for drivers that test the outputs instead,
+/// and evaluate again with `Dual<T>` when an output's tangent is NaN (a NaN reaches every
+/// output that depends on it, since every tangent is a sum of products with its operands'
+/// tangents); `jacobian::jvp` does so. Only a function that reads tangents itself (through
+/// [`Op::has_nan`] or [`Op::is_structural_zero`]) can tell the two apart.
 ///
 /// ```
 /// use forward::prelude::*;
