@@ -205,7 +205,12 @@ impl<const N: usize> Drop for Seeded<'_, N> {
 /// the last call. A fresh buffer per call costs page faults that rival a sweep (4 MB for bundle
 /// adjustment), and most callers ask again with the same N.
 #[derive(Default)]
-pub(crate) struct Inputs(Option<Box<dyn Any + Send + Sync>>, usize);
+pub(crate) struct Inputs {
+    /// A `Vec<DualVec<f64, N>>` for the N of the last call.
+    kept: Option<Box<dyn Any + Send + Sync>>,
+    /// Its allocation in bytes (the box cannot tell without N).
+    bytes: usize,
+}
 
 impl Inputs {
     /// The inputs at `x`, every tangent zero: the kept buffer if it has N lanes, else a new
@@ -213,17 +218,12 @@ impl Inputs {
     /// its tangents are zero, every sweep clearing its seeds ([`sweep`]). For a 2×15 block that
     /// is 15 stores instead of 255.
     pub fn lift<const N: usize>(&mut self, x: &[f64]) -> &mut Vec<DualVec<f64, N>> {
-        let kept = self
-            .0
-            .as_ref()
-            .is_some_and(|b| b.is::<Vec<DualVec<f64, N>>>());
-        if !kept {
-            self.0 = Some(Box::new(Vec::<DualVec<f64, N>>::new()));
-            self.1 = 0;
+        let same_lanes = (self.kept.as_ref()).is_some_and(|b| b.is::<Vec<DualVec<f64, N>>>());
+        if !same_lanes {
+            self.kept = Some(Box::new(Vec::<DualVec<f64, N>>::new()));
+            self.bytes = 0;
         }
-        let xs = self
-            .0
-            .as_mut()
+        let xs = (self.kept.as_mut())
             .and_then(|b| b.downcast_mut::<Vec<DualVec<f64, N>>>())
             .expect("a buffer of N lanes, just made");
         if xs.len() == x.len() {
@@ -237,13 +237,13 @@ impl Inputs {
         } else {
             xs.clear();
             xs.extend(x.iter().map(|&v| DualVec::from(v)));
-            self.1 = xs.capacity() * size_of::<DualVec<f64, N>>();
+            self.bytes = xs.capacity() * size_of::<DualVec<f64, N>>();
         }
         xs
     }
 
     /// The bytes the kept buffer holds.
     pub fn bytes(&self) -> usize {
-        self.1
+        self.bytes
     }
 }

@@ -131,8 +131,6 @@ impl Program {
     }
 }
 
-/// An input value: mostly random, sometimes exactly at a kink or a tie (0, ±1), so that the
-/// conventions of `abs`, `max`, `min` and `hypot` are exercised too.
 /// The number of generated programs: `PROPTEST_CASES` if set, else `default`. The deep check is
 /// `PROPTEST_CASES=20000 cargo test --release -p jacobian --test suite cross_mode -- --nocapture`.
 pub fn cases(default: u32) -> u32 {
@@ -142,6 +140,8 @@ pub fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
+/// An input value: mostly random, sometimes exactly at a kink or a tie (0, ±1), so that the
+/// conventions of `abs`, `max`, `min` and `hypot` are exercised too.
 pub fn input() -> impl Strategy<Value = f64> {
     prop_oneof![6 => -2.0..2.0_f64, 1 => Just(0.0), 1 => Just(1.0), 1 => Just(-1.0)]
 }
