@@ -172,8 +172,7 @@ fn batched<T: Element>(
     let count = l.shape()[0];
     let rows = if lt { l.shape()[2] } else { l.shape()[1] };
     let cols = if rt { r.shape()[1] } else { r.shape()[2] };
-    // Every element is written by the product; zeros only give the memory a value.
-    let mut out = ndarray::Array3::zeros((count, rows, cols));
+    let mut out = ndarray::Array3::uninit((count, rows, cols));
     for i in 0..count {
         let mut slot = out.index_axis_mut(Axis(0), i);
         let (a, b) = (l.index_axis(Axis(0), i), r.index_axis(Axis(0), i));
@@ -181,5 +180,9 @@ fn batched<T: Element>(
         let b = if rt { b.reversed_axes() } else { b };
         mat_mul_into(&a, &b, &mut slot);
     }
+    // SAFETY: the matrices `out[i]` cover `out`, and `mat_mul_into` initialises every element
+    // of its destination.
+    #[allow(unsafe_code)]
+    let out = unsafe { out.assume_init() };
     out.into_dyn()
 }

@@ -138,6 +138,52 @@ fn matmul_all_rank_combinations() {
     );
 }
 
+/// `Σₗ a[i, l]·b[l, j]` by the definition, for comparing with the kernels' blocked sums.
+fn naive_product(a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
+    let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
+    ArrayD::from_shape_fn(IxDyn(&[m, n]), |ix| {
+        (0..k).map(|l| a[[ix[0], l]] * b[[l, ix[1]]]).sum()
+    })
+}
+
+/// The products write their results into uninitialised memory (the kernels never read it).
+/// Each product here runs just after an array of NaNs of its result's size was freed, so a
+/// missed element would most likely show as NaN; sizes cross the kernels' block edges, and
+/// the inner size 0 must give zeros. Forward and both backward products (transposed
+/// operands), in f64 and f32.
+#[test]
+fn matmul_writes_every_element_of_its_uninitialised_result() {
+    for (m, k, n) in [(1, 1, 1), (3, 0, 4), (7, 5, 9), (33, 17, 65), (64, 256, 48)] {
+        let seq = |len: usize, s: f64| (0..len).map(|i| (s * i as f64 + 0.5).sin()).collect();
+        let a = arr(&[m, k], seq(m * k, 0.37));
+        let b = arr(&[k, n], seq(k * n, 1.13));
+        let w = weights(&[m, n]);
+        let (ta, tb) = (Tensor::new(a.clone(), true), Tensor::new(b.clone(), true));
+        drop(vec![f64::NAN; m * n]);
+        let c = ta.matmul(&tb).unwrap();
+        assert_close(&c.data(), &naive_product(&a, &b), 1e-12);
+        drop(vec![f64::NAN; m * k.max(n)]);
+        (&c * &Tensor::new(w.clone(), false))
+            .sum()
+            .backward()
+            .unwrap();
+        // dA = W·Bᵀ, dB = Aᵀ·W.
+        assert_close(&grad_of(&ta), &naive_product(&w, &b.t().to_owned()), 1e-12);
+        assert_close(&grad_of(&tb), &naive_product(&a.t().to_owned(), &w), 1e-12);
+
+        let a32 = Tensor::new(a.mapv(|v| v as f32), false);
+        let b32 = Tensor::new(b.mapv(|v| v as f32), false);
+        drop(vec![f32::NAN; m * n]);
+        let c32 = a32.matmul(&b32).unwrap();
+        for (x, y) in c32.data().iter().zip(naive_product(&a, &b).iter()) {
+            assert!(
+                (f64::from(*x) - y).abs() <= 1e-4 * (1.0 + y.abs()),
+                "{x} vs {y}"
+            );
+        }
+    }
+}
+
 #[test]
 fn matmul_skips_gradient_of_constants() {
     let x = Tensor::new(array![[1.0, 2.0]], false);
