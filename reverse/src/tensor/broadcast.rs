@@ -69,6 +69,14 @@ pub fn broadcast_shapes(
 pub fn reduce_to_shape<T: Element>(grad: ArrayViewD<'_, T>, shape: &[usize]) -> ArrayD<T> {
     debug_assert!(grad.ndim() >= shape.len());
     let lead = grad.ndim() - shape.len();
+    // One leading axis over rows of two or more: where `sum_axis` adds whole rows.
+    if lead == 1
+        && grad.shape()[1..] == *shape
+        && shape.iter().product::<usize>() >= 2
+        && let Some(data) = grad.as_slice()
+    {
+        return sum_rows(data, shape);
+    }
     let mut acc: CowArray<'_, T, IxDyn> = grad.into();
     // Walk the axes from the last one so removing a leading axis does not
     // shift the indices still to visit.
@@ -80,6 +88,24 @@ pub fn reduce_to_shape<T: Element>(grad: ArrayViewD<'_, T>, shape: &[usize]) -> 
         }
     }
     acc.into_owned()
+}
+
+/// The sum over the first axis of a row-major array whose other axes are `shape` (a bias's
+/// gradient): the rows added one after another into one accumulator, in the order
+/// `sum_axis` adds them for rows of two or more (so the same bits), as one loop the compiler
+/// vectorises. `sum_axis` on the MLP's 64 × 256 gradient built a temporary array per row: 5.8%
+/// of the `f32` loss and gradient (`perf`).
+fn sum_rows<T: Element>(data: &[T], shape: &[usize]) -> ArrayD<T> {
+    let width: usize = shape.iter().product();
+    let mut acc = vec![T::zero(); width];
+    if width > 0 {
+        for row in data.chunks_exact(width) {
+            for (a, &v) in acc.iter_mut().zip(row) {
+                *a = *a + v;
+            }
+        }
+    }
+    ArrayD::from_shape_vec(shape, acc).expect("the trailing axes hold `width` elements")
 }
 
 /// Like [`reduce_to_shape`] but takes ownership, so no copy is made when the

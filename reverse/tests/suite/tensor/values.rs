@@ -281,3 +281,44 @@ fn broadcast_helpers() {
     );
     assert_eq!(reduce_to_shape(g.view(), &[1]), arr(&[1], vec![21.0]));
 }
+
+/// Summing rows (a bias's gradient) takes a loop of its own; its sums are ndarray's
+/// `sum_axis`, bit for bit, in every layout it accepts and in the ones it hands on
+/// (a transposed view, one column), and empty where there are no rows.
+#[test]
+fn reduce_to_shape_sums_rows_as_sum_axis_does() {
+    use ndarray::Axis;
+    for shape in [
+        vec![64, 256],
+        vec![5, 3, 4],
+        vec![7, 2],
+        vec![0, 3],
+        vec![9, 1],
+    ] {
+        let n: usize = shape.iter().product();
+        let g = arr(
+            &shape,
+            (0..n).map(|i| (0.7 * i as f64).sin() * 1e3).collect(),
+        );
+        let want = g.sum_axis(Axis(0));
+        let got = reduce_to_shape(g.view(), &shape[1..]);
+        assert_eq!(got.shape(), want.shape());
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
+        let t = g.t();
+        let want = t.sum_axis(Axis(0));
+        let got = reduce_to_shape(t, &want.shape().to_vec());
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
+    }
+    assert_eq!(
+        reduce_to_shape(arr(&[0, 2], vec![]).view(), &[2]),
+        arr(&[2], vec![0.0; 2])
+    );
+}
