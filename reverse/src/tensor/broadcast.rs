@@ -101,7 +101,7 @@ fn sum_rows<T: Element>(data: &[T], shape: &[usize]) -> ArrayD<T> {
     if width > 0 {
         for row in data.chunks_exact(width) {
             for (a, &v) in acc.iter_mut().zip(row) {
-                *a = *a + v;
+                *a += v;
             }
         }
     }

@@ -310,7 +310,7 @@ fn reduce_to_shape_sums_rows_as_sum_axis_does() {
         );
         let t = g.t();
         let want = t.sum_axis(Axis(0));
-        let got = reduce_to_shape(t, &want.shape().to_vec());
+        let got = reduce_to_shape(t, want.shape());
         assert!(
             got.iter()
                 .zip(&want)
