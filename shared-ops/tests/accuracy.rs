@@ -236,3 +236,34 @@ fn the_vectorised_kernels_at_the_edges() {
 fn a_short_slice_is_refused() {
     Tanh.eval_slice(&[1.0, 2.0, 3.0], &mut [0.0; 2], Some(&mut [0.0; 3]));
 }
+
+/// The `f32` kernel (a shorter series and one division) over a dense grid of `f32` inputs,
+/// every 2¹¹-th float from 2⁻⁴⁰ to the point where tanh rounds to 1 and the derivative to 0:
+/// values and partials within one `f32` ulp of the `f64` rule, and odd.
+#[test]
+fn the_f32_kernel_is_within_an_f32_ulp_everywhere() {
+    let x: Vec<f32> = (2.0_f32.powi(-40).to_bits()..60.0_f32.to_bits())
+        .step_by(1 << 11)
+        .map(f32::from_bits)
+        .flat_map(|v| [v, -v])
+        .collect();
+    assert!(x.len() > 200_000, "{} points", x.len());
+    let (mut y, mut d) = (vec![0.0_f32; x.len()], vec![0.0_f32; x.len()]);
+    Tanh.eval_slice(&x, &mut y, Some(&mut d));
+    let ulp32 = |v: f64| f64::from(f32::EPSILON) * v.abs().max(f64::from(f32::MIN_POSITIVE));
+    let mut misses = Vec::new();
+    for (i, &a) in x.iter().enumerate() {
+        let (want_y, want_d) = Tanh.eval(f64::from(a));
+        if (f64::from(y[i]) - want_y).abs() > ulp32(want_y)
+            || (f64::from(d[i]) - want_d).abs() > ulp32(want_d).max(1e-45)
+        {
+            misses.push(format!("tanh({a:e}): {:e}, ∂ {:e}", y[i], d[i]));
+        }
+    }
+    assert!(
+        misses.is_empty(),
+        "{} points off: {:?}",
+        misses.len(),
+        &misses[..misses.len().min(10)]
+    );
+}
