@@ -69,10 +69,9 @@ pub fn broadcast_shapes(
 pub fn reduce_to_shape<T: Element>(grad: ArrayViewD<'_, T>, shape: &[usize]) -> ArrayD<T> {
     debug_assert!(grad.ndim() >= shape.len());
     let lead = grad.ndim() - shape.len();
-    // One leading axis over rows of two or more: where `sum_axis` adds whole rows.
+    // One leading axis over contiguous rows: where `sum_axis` adds whole rows.
     if lead == 1
         && grad.shape()[1..] == *shape
-        && shape.iter().product::<usize>() >= 2
         && let Some(data) = grad.as_slice()
     {
         return sum_rows(data, shape);
@@ -92,9 +91,10 @@ pub fn reduce_to_shape<T: Element>(grad: ArrayViewD<'_, T>, shape: &[usize]) -> 
 
 /// The sum over the first axis of a row-major array whose other axes are `shape` (a bias's
 /// gradient): the rows added one after another into one accumulator, in the order
-/// `sum_axis` adds them for rows of two or more (so the same bits), as one loop the compiler
-/// vectorises. `sum_axis` on the MLP's 64 × 256 gradient built a temporary array per row: 5.8%
-/// of the `f32` loss and gradient (`perf`).
+/// `sum_axis` adds them (it takes rows, not lanes, whenever the first axis's stride is not
+/// the smallest, which in a row-major layout it never is: so the same bits), as one loop the
+/// compiler vectorises. `sum_axis` on the MLP's 64 × 256 gradient built a temporary array per
+/// row: 5.8% of the `f32` loss and gradient (`perf`); on its 64 × 1 one, 64 of them.
 fn sum_rows<T: Element>(data: &[T], shape: &[usize]) -> ArrayD<T> {
     let width: usize = shape.iter().product();
     let mut acc = vec![T::zero(); width];

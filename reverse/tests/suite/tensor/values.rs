@@ -283,8 +283,8 @@ fn broadcast_helpers() {
 }
 
 /// Summing rows (a bias's gradient) takes a loop of its own; its sums are ndarray's
-/// `sum_axis`, bit for bit, in every layout it accepts and in the ones it hands on
-/// (a transposed view, one column), and empty where there are no rows.
+/// `sum_axis`, bit for bit, in every layout it accepts (rows of one element among them) and in
+/// the ones it hands on (a transposed view), and empty where there are no rows.
 #[test]
 fn reduce_to_shape_sums_rows_as_sum_axis_does() {
     use ndarray::Axis;
@@ -294,6 +294,9 @@ fn reduce_to_shape_sums_rows_as_sum_axis_does() {
         vec![7, 2],
         vec![0, 3],
         vec![9, 1],
+        vec![64, 1],
+        vec![33, 1, 1],
+        vec![1, 5],
     ] {
         let n: usize = shape.iter().product();
         let g = arr(
