@@ -155,10 +155,10 @@ impl<T: Element> Tensor<T> {
                 let needs_grad: Vec<bool> =
                     node.parents.iter().map(Tensor::requires_grad).collect();
                 let output = node.data.borrow();
-                backward(&BackwardArgs {
+                backward(BackwardArgs {
                     inputs: &inputs,
                     output: &output,
-                    grad: &g,
+                    grad: g,
                     needs_grad: &needs_grad,
                 })
             };

@@ -230,7 +230,7 @@ impl<T: Element> Tensor<T> {
         data: ArrayD<T>,
         op: impl Into<Cow<'static, str>>,
         parents: &[&Tensor<T>],
-        backward: impl Fn(&BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>> + 'static,
+        backward: impl Fn(BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>> + 'static,
     ) -> Tensor<T> {
         let record = is_grad_enabled() && parents.iter().any(|p| p.requires_grad());
         if !record {

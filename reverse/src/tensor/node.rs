@@ -19,14 +19,16 @@ pub(crate) struct BackwardArgs<'a, T> {
     pub inputs: &'a [&'a ArrayD<T>],
     /// Data of the op's result (handy for `exp`, `tanh`, `sigmoid`, ...).
     pub output: &'a ArrayD<T>,
-    /// Gradient of the loss with respect to the op's result.
-    pub grad: &'a ArrayD<T>,
+    /// Gradient of the loss with respect to the op's result, given to the op: an op whose
+    /// input gradient has the result's shape (`+`, an elementwise rule) returns it in place
+    /// of a copy.
+    pub grad: ArrayD<T>,
     /// Which parents need a gradient; the others may get `None`.
     pub needs_grad: &'a [bool],
 }
 
 /// Maps the gradient of a node to one gradient per parent (`None` = skip).
-pub(crate) type BackwardFn<T> = Box<dyn Fn(&BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>>>;
+pub(crate) type BackwardFn<T> = Box<dyn Fn(BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>>>;
 
 pub(super) struct Node<T: Element> {
     pub(super) data: RefCell<ArrayD<T>>,

@@ -83,14 +83,26 @@ impl<T: Element> Tensor<T> {
             zip2(&a, &b, &shape, |x, y| rule.eval(x, y).0)
         };
         Ok(Tensor::from_op(out, op, &[self, other], move |args| {
-            let ([a, b], g) = ([args.inputs[0], args.inputs[1]], args.grad);
+            let [a, b] = [args.inputs[0], args.inputs[1]];
             if R::UNIT_PARTIALS {
                 // `+`, `−`: the gradient itself (negated where the partial is −1), summed down
-                // to each input's shape with no full-size product in between.
+                // to each input's shape with no full-size product in between. An input of the
+                // result's shape takes the gradient itself, not a copy: the second such input
+                // if both are (it is computed last).
                 let (_, pa, pb) = rule.eval(T::zero(), T::zero());
-                let side = |needed: bool, p: T, input: &ArrayD<T>| {
-                    needed.then(|| {
-                        let d = reduce_to_shape(g.view(), input.shape());
+                let shape = args.grad.shape().to_vec();
+                let takes = |i: usize| args.needs_grad[i] && args.inputs[i].shape() == shape;
+                let owner = if takes(1) { 1 } else { 0 };
+                let mut g = Some(args.grad);
+                let mut side = |i: usize, p: T| {
+                    args.needs_grad[i].then(|| {
+                        let d = match g.take_if(|_| i == owner && takes(i)) {
+                            Some(g) => g,
+                            None => {
+                                let g = g.as_ref().expect("taken only by the last input");
+                                reduce_to_shape(g.view(), args.inputs[i].shape())
+                            }
+                        };
                         if p < T::zero() {
                             d.mapv_into(|v| -v)
                         } else {
@@ -98,11 +110,13 @@ impl<T: Element> Tensor<T> {
                         }
                     })
                 };
-                return vec![
-                    side(args.needs_grad[0], pa, a),
-                    side(args.needs_grad[1], pb, b),
-                ];
+                let (first, second) = if owner == 1 { (0, 1) } else { (1, 0) };
+                let mut out = [None, None];
+                out[first] = side(first, [pa, pb][first]);
+                out[second] = side(second, [pa, pb][second]);
+                return out.into();
             }
+            let g = &args.grad;
             let shape = g.shape();
             let (av, bv) = (broadcast_view(a, shape), broadcast_view(b, shape));
             let partial = |first: bool| {

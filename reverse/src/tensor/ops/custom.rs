@@ -98,7 +98,7 @@ impl<T: Element> Tensor<T> {
         };
         let name = op.name().to_string();
         Tensor::from_op(out, name, inputs, move |args| {
-            op.backward(args.inputs, args.output, args.grad)
+            op.backward(args.inputs, args.output, &args.grad)
                 .into_iter()
                 .map(Some)
                 .collect()

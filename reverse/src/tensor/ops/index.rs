@@ -70,7 +70,7 @@ impl<T: Element> Tensor<T> {
         let indices = indices.to_vec();
         Ok(Tensor::from_op(out, op, &[self], move |args| {
             vec![Some(scatter_add(
-                args.grad,
+                &args.grad,
                 args.inputs[0].shape(),
                 a,
                 &indices,
@@ -134,7 +134,7 @@ impl<T: Element> Tensor<T> {
         Ok(Tensor::from_op(out, op, &[self], move |args| {
             let mut g = ArrayD::zeros(args.inputs[0].raw_dim());
             g.slice_axis_mut(Axis(a), Slice::from(range.clone()))
-                .assign(args.grad);
+                .assign(&args.grad);
             vec![Some(g)]
         }))
     }
@@ -327,7 +327,7 @@ impl<T: Element> Tensor<T> {
             (out, cond)
         };
         Ok(Tensor::from_op(out, "where_", &[x, y], move |args| {
-            let g = args.grad;
+            let g = &args.grad;
             let side = |take: bool, input: &ArrayD<T>| {
                 let picked = Zip::from(g)
                     .and(&cond)
@@ -369,7 +369,7 @@ impl<T: Element> Tensor<T> {
             .and(&mask)
             .map_collect(|&v, &m| if m { value } else { v });
         Ok(Tensor::from_op(out, "masked_fill", &[self], move |args| {
-            let g = Zip::from(args.grad)
+            let g = Zip::from(&args.grad)
                 .and(&mask)
                 .map_collect(|&g, &m| if m { T::zero() } else { g });
             vec![Some(g)]

@@ -188,7 +188,7 @@ impl<T: Element> Tensor<T> {
             (finish(kept, x.shape(), &axes, keepdims), axes, scale)
         };
         Ok(Tensor::from_op(out, op, &[self], move |args| {
-            let mut g = spread(args.grad, args.inputs[0].shape(), &axes);
+            let mut g = spread(&args.grad, args.inputs[0].shape(), &axes);
             if mean {
                 g.mapv_inplace(|v| v * scale);
             }
@@ -254,7 +254,7 @@ impl<T: Element> Tensor<T> {
             (finish(kept, x.shape(), &[k], keepdims), k, share)
         };
         Ok(Tensor::from_op(out, op, &[self], move |args| {
-            let g = spread(args.grad, args.inputs[0].shape(), &[k]);
+            let g = spread(&args.grad, args.inputs[0].shape(), &[k]);
             vec![Some(
                 Zip::from(&g)
                     .and(&share)
@@ -286,7 +286,7 @@ impl<T: Element> Tensor<T> {
             (finish(lse, x.shape(), &[k], keepdims), k, softmax)
         };
         Ok(Tensor::from_op(out, "logsumexp", &[self], move |args| {
-            let g = spread(args.grad, args.inputs[0].shape(), &[k]);
+            let g = spread(&args.grad, args.inputs[0].shape(), &[k]);
             vec![Some(
                 Zip::from(&g)
                     .and(&softmax)

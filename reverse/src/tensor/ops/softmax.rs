@@ -30,7 +30,7 @@ impl<T: Element> Tensor<T> {
             (logsumexp_kept(&x, k).1, k)
         };
         Ok(Tensor::from_op(y, "softmax", &[self], move |args| {
-            let (y, g) = (args.output, args.grad);
+            let (y, g) = (args.output, &args.grad);
             let dot = (g * y).sum_axis(Axis(k)).insert_axis(Axis(k));
             let dx = Zip::from(g)
                 .and(y)
@@ -59,7 +59,7 @@ impl<T: Element> Tensor<T> {
             (&*x - &lse, k, softmax)
         };
         Ok(Tensor::from_op(out, "log_softmax", &[self], move |args| {
-            let g = args.grad;
+            let g = &args.grad;
             let total = g.sum_axis(Axis(k)).insert_axis(Axis(k));
             let dx = Zip::from(g)
                 .and(&softmax)

@@ -111,11 +111,12 @@ impl<T: Element> Tensor<T> {
             return Tensor::from_op(y, op, &[self], |_| vec![None]);
         }
         Tensor::from_op(y, op, &[self], move |args| {
-            let d =
-                ArrayViewD::from_shape(args.grad.raw_dim(), &dx).expect("one partial per element");
-            let g = Zip::from(args.grad)
+            // The input's gradient overwrites the result's, which has its shape.
+            let mut g = args.grad;
+            let d = ArrayViewD::from_shape(g.raw_dim(), &dx).expect("one partial per element");
+            Zip::from(&mut g)
                 .and(&d)
-                .map_collect(|&g, &d| chain(g, d));
+                .for_each(|g, &d| *g = chain(*g, d));
             vec![Some(g)]
         })
     }

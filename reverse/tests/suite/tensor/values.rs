@@ -325,3 +325,36 @@ fn reduce_to_shape_sums_rows_as_sum_axis_does() {
         arr(&[2], vec![0.0; 2])
     );
 }
+
+/// `+`, `−` and the elementwise rules hand the result's gradient on to an input of the same
+/// shape instead of copying it; the gradients are still each input's own: both inputs of
+/// `a + b` and `a − b`, one tensor on both sides, a broadcast bias on either side, and a
+/// retained intermediate gradient that the in-place backward of `tanh` must not change.
+#[test]
+fn gradients_handed_on_without_copies_stay_separate() {
+    let x = Tensor::new(array![1.0, -2.0, 0.5], true);
+    let y = Tensor::new(array![0.25, 1.5, -1.0], true);
+    let b = Tensor::new(array![0.5], true);
+    let w = Tensor::new(array![1.0, 10.0, 100.0], false);
+    let s = &x + &y;
+    let t = s.tanh();
+    t.retain_grad();
+    s.retain_grad();
+    let loss = ((&t - &x) * &w).sum() + ((&x + &x) * &w).sum() + ((&b - &y) * &w).sum();
+    loss.backward().unwrap();
+    let (xv, yv, wv): ([f64; 3], [f64; 3], [f64; 3]) =
+        ([1.0, -2.0, 0.5], [0.25, 1.5, -1.0], [1.0, 10.0, 100.0]);
+    let dt: Vec<f64> = (0..3)
+        .map(|i| 1.0 - (xv[i] + yv[i]).tanh().powi(2))
+        .collect();
+    let want_x: Vec<f64> = (0..3)
+        .map(|i| wv[i] * dt[i] - wv[i] + 2.0 * wv[i])
+        .collect();
+    let want_y: Vec<f64> = (0..3).map(|i| wv[i] * dt[i] - wv[i]).collect();
+    let want_s: Vec<f64> = (0..3).map(|i| wv[i] * dt[i]).collect();
+    assert_close(&grad_of(&x), &arr(&[3], want_x), 1e-12);
+    assert_close(&grad_of(&y), &arr(&[3], want_y), 1e-12);
+    assert_close(&grad_of(&s), &arr(&[3], want_s), 1e-12);
+    assert_eq!(grad_of(&t), arr(&[3], wv.to_vec()));
+    assert_eq!(grad_of(&b), arr(&[1], vec![111.0]));
+}
