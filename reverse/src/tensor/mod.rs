@@ -216,7 +216,6 @@ impl<T: Element> Tensor<T> {
             requires_grad: Cell::new(requires_grad),
             retain_grad: Cell::new(false),
             parents: Parents::None,
-            saved_versions: ([0; 2], Box::new([])),
             version: Cell::new(0),
             op: op.into(),
             backward: None,
@@ -253,10 +252,6 @@ impl<T: Element> Tensor<T> {
             requires_grad: Cell::new(true),
             retain_grad: Cell::new(false),
             parents: Parents::of(parents),
-            saved_versions: (
-                [0, 1].map(|i| parents.get(i).map_or(0, |p| p.version())),
-                parents.iter().skip(2).map(|p| p.version()).collect(),
-            ),
             version: Cell::new(0),
             op,
             backward: Some(backward),

@@ -245,6 +245,56 @@ fn changing_saved_data_before_backward_is_an_error_naming_the_op_and_tensor() {
     assert_eq!(grad_of(&x), array![20.0, 40.0].into_dyn());
 }
 
+/// Each parent's version is kept with it, the third and later ones too (`cat` of three), and
+/// a version that was not 0 when the op was recorded.
+#[test]
+fn the_versions_of_every_parent_are_checked() {
+    let (a, b, c) = (
+        Tensor::new(array![1.0], true),
+        Tensor::new(array![2.0], true),
+        Tensor::new(array![3.0], true),
+    );
+    c.set_data(array![4.0]).unwrap();
+    let loss = Tensor::cat(&[&a, &b, &c], 0).unwrap().sum();
+    c.set_data(array![5.0]).unwrap();
+    match loss.backward() {
+        Err(TensorError::Modified {
+            op,
+            which,
+            saved,
+            version,
+            ..
+        }) => {
+            assert_eq!(
+                (op.as_str(), which.as_str(), saved, version),
+                ("cat", "input 2", 1, 2)
+            );
+        }
+        other => panic!("expected Modified, got {other:?}"),
+    }
+    let loss = (&a * &b).sum();
+    b.sgd_step(0.1);
+    match loss.backward() {
+        Err(TensorError::Modified {
+            op,
+            which,
+            saved,
+            version,
+            ..
+        }) => {
+            assert_eq!(
+                (op.as_str(), which.as_str(), saved, version),
+                ("mul", "input 1", 0, 1)
+            );
+        }
+        other => panic!("expected Modified, got {other:?}"),
+    }
+    // Unchanged since: the same graph differentiates.
+    let loss = Tensor::cat(&[&a, &b, &c], 0).unwrap().sum();
+    loss.backward().unwrap();
+    assert_eq!(grad_of(&c), array![1.0].into_dyn());
+}
+
 #[test]
 fn an_optimiser_step_and_a_changed_result_count_too() {
     let w = Tensor::new(array![1.0], true);
