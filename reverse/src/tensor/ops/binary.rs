@@ -86,34 +86,25 @@ impl<T: Element> Tensor<T> {
             let [a, b] = [args.inputs[0], args.inputs[1]];
             if R::UNIT_PARTIALS {
                 // `+`, `−`: the gradient itself (negated where the partial is −1), summed down
-                // to each input's shape with no full-size product in between. An input of the
-                // result's shape takes the gradient itself, not a copy: the second such input
-                // if both are (it is computed last).
+                // to each input's shape with no full-size product in between. The last input
+                // of the result's shape takes the gradient itself, not a copy.
                 let (_, pa, pb) = rule.eval(T::zero(), T::zero());
-                let shape = args.grad.shape().to_vec();
-                let takes = |i: usize| args.needs_grad[i] && args.inputs[i].shape() == shape;
-                let owner = if takes(1) { 1 } else { 0 };
-                let mut g = Some(args.grad);
-                let mut side = |i: usize, p: T| {
-                    args.needs_grad[i].then(|| {
-                        let d = match g.take_if(|_| i == owner && takes(i)) {
-                            Some(g) => g,
-                            None => {
-                                let g = g.as_ref().expect("taken only by the last input");
-                                reduce_to_shape(g.view(), args.inputs[i].shape())
-                            }
-                        };
-                        if p < T::zero() {
-                            d.mapv_into(|v| -v)
-                        } else {
-                            d
-                        }
-                    })
-                };
-                let (first, second) = if owner == 1 { (0, 1) } else { (1, 0) };
-                let mut out = [None, None];
-                out[first] = side(first, [pa, pb][first]);
-                out[second] = side(second, [pa, pb][second]);
+                let g = args.grad;
+                let owner = (0..2)
+                    .rev()
+                    .find(|&i| args.needs_grad[i] && args.inputs[i].shape() == g.shape());
+                let mut out = [0, 1].map(|i| {
+                    (args.needs_grad[i] && owner != Some(i))
+                        .then(|| reduce_to_shape(g.view(), args.inputs[i].shape()))
+                });
+                if let Some(i) = owner {
+                    out[i] = Some(g);
+                }
+                for (d, p) in out.iter_mut().zip([pa, pb]) {
+                    if p < T::zero() {
+                        *d = d.take().map(|d| d.mapv_into(|v| -v));
+                    }
+                }
                 return out.into();
             }
             let g = &args.grad;
