@@ -102,6 +102,35 @@ const INV_FACTORIAL: [f64; 12] = [
     1.6059043836821613e-10,
 ];
 
+/// Σ_{k<K} `INV_FACTORIAL[k]`·rᵏ by Estrin's scheme: pairs `c + c'·r`, then pairs of those with
+/// r², r⁴, …: a chain of ⌈log₂ K⌉ multiply-adds instead of Horner's K − 1, so that the
+/// vectorised loop is not bound by the latency of one long chain. With Horner's chain, tanh of
+/// 16 384 `f64` (AVX-512, no gradient) took 46.3 µs, with this 35.9 µs (medians of 5 rounds,
+/// alternated); the accuracy against the 200-bit table is unchanged (1 ulp, partials 3).
+#[inline(always)]
+fn estrin<const K: usize>(r: f64) -> f64 {
+    const { assert!(K >= 2 && K <= 16) };
+    // Four levels (r, r², r⁴, r⁸) cover 16 coefficients. Coefficient i of a level of n is
+    // c₂ᵢ + c₂ᵢ₊₁·x, or c₂ᵢ alone at the odd end; n is a constant, so each level unrolls to
+    // exactly its multiply-adds.
+    #[inline(always)]
+    fn pair(c: &[f64], n: usize, i: usize, x: f64) -> f64 {
+        if 2 * i + 1 < n {
+            c[2 * i] + c[2 * i + 1] * x
+        } else if 2 * i < n {
+            c[2 * i]
+        } else {
+            0.0
+        }
+    }
+    let (r2, n1, n2) = (r * r, K.div_ceil(2), K.div_ceil(4));
+    let r4 = r2 * r2;
+    let a: [f64; 8] = core::array::from_fn(|i| pair(&INV_FACTORIAL, K, i, r));
+    let b: [f64; 4] = core::array::from_fn(|i| pair(&a, n1, i, r2));
+    let c: [f64; 2] = core::array::from_fn(|i| pair(&b, n2, i, r4));
+    pair(&c, K.div_ceil(8), 0, r4 * r4)
+}
+
 /// `(e^t, e^t − 1)` for −1100 ≤ t ≤ 0 (or NaN), with `K` terms of the series (1/2! …
 /// 1/(K+1)!): with K = 12 each within about 1 ulp.
 ///
@@ -118,10 +147,7 @@ fn exp_expm1_terms<const K: usize>(t: f64) -> (f64, f64) {
     let n = (k.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
     let r = (t - nf * LN2_HI) - nf * LN2_LO;
 
-    let mut q = INV_FACTORIAL[K - 1];
-    for &c in INV_FACTORIAL[..K - 1].iter().rev() {
-        q = q * r + c;
-    }
+    let q = estrin::<K>(r);
     let s = r + r * r * q;
 
     // 2ⁿ exactly (0 below 2⁻¹⁰⁷⁴): 2^(n+600), a normal number for every n ≥ −1587 that
