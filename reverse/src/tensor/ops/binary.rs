@@ -29,14 +29,47 @@ use crate::tensor::ops::unary::Elementwise;
 use crate::tensor::{Element, Tensor, TensorError};
 
 /// `f(x, y)` elementwise over `x` and `y` broadcast to `shape`.
+///
+/// Contiguous operands that broadcast by repeating one of them whole (the same shape, a bias
+/// row added to every row of a batch) take loops over slices, which vectorise; others
+/// ndarray's `Zip`. The same `f` on the same pairs: the same bits either way.
 fn zip2<T: Element>(
     x: &ArrayD<T>,
     y: &ArrayD<T>,
     shape: &[usize],
     f: impl Fn(T, T) -> T,
 ) -> ArrayD<T> {
+    if let Some(out) = tiled(x, y, shape, &f).or_else(|| tiled(y, x, shape, &|b, a| f(a, b))) {
+        return ArrayD::from_shape_vec(IxDyn(shape), out).expect("one value per element");
+    }
     let (xv, yv) = (broadcast_view(x, shape), broadcast_view(y, shape));
     Zip::from(&xv).and(&yv).map_collect(|&a, &b| f(a, b))
+}
+
+/// `f(x, y)` in row-major order when `x` has the result's shape and `y` broadcasts to it by
+/// repetition along leading axes (its shape, but for leading 1s, is the result's trailing
+/// shape), both contiguous in row-major order; else `None`.
+fn tiled<T: Element>(
+    x: &ArrayD<T>,
+    y: &ArrayD<T>,
+    shape: &[usize],
+    f: &impl Fn(T, T) -> T,
+) -> Option<Vec<T>> {
+    let (xs, ys) = (x.as_slice()?, y.as_slice()?);
+    let lead = y.shape().iter().take_while(|&&d| d == 1).count();
+    let inner = &y.shape()[lead..];
+    if x.shape() != shape || !shape.ends_with(inner) || ys.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(xs.len());
+    if let [b] = *ys {
+        out.extend(xs.iter().map(|&a| f(a, b)));
+    } else {
+        for row in xs.chunks_exact(ys.len()) {
+            out.extend(row.iter().zip(ys).map(|(&a, &b)| f(a, b)));
+        }
+    }
+    Some(out)
 }
 
 fn broadcast_view<'a, T: Element>(x: &'a ArrayD<T>, shape: &[usize]) -> ndarray::ArrayViewD<'a, T> {
@@ -380,5 +413,69 @@ impl<T: Element> std::ops::Neg for Tensor<T> {
     type Output = Tensor<T>;
     fn neg(self) -> Tensor<T> {
         Tensor::neg(&self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The slice loops give what `Zip` gives, bit for bit, for every way one operand can repeat
+    /// the other, on either side; other broadcasts and non-contiguous operands take `Zip`.
+    #[test]
+    fn tiled_broadcasts_equal_zip() {
+        let f = |a: f64, b: f64| a / b - a * 0.1;
+        let full = |shape: &[usize], seed: f64| {
+            let n = shape.iter().product::<usize>();
+            ArrayD::from_shape_vec(
+                IxDyn(shape),
+                (0..n).map(|i| (i as f64 * 0.37 + seed).sin()).collect(),
+            )
+            .unwrap()
+        };
+        let cases: [(&[usize], &[usize]); 8] = [
+            (&[4, 3], &[4, 3]),
+            (&[4, 3], &[3]),
+            (&[4, 3], &[1, 3]),
+            (&[2, 4, 3], &[4, 3]),
+            (&[4, 3], &[1]),
+            (&[4, 3], &[]),
+            (&[4, 3], &[4, 1]), // repeats along the last axis: Zip
+            (&[4, 1], &[1, 3]), // neither has the result's shape: Zip
+        ];
+        let mut tiled_cases = 0;
+        for (sa, sb) in cases {
+            let (a, b) = (full(sa, 0.3), full(sb, 1.1));
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                let shape = broadcast_shapes("test", x.shape(), y.shape()).unwrap();
+                let zip = Zip::from(&broadcast_view(x, &shape))
+                    .and(&broadcast_view(y, &shape))
+                    .map_collect(|&p, &q| f(p, q));
+                let got = zip2(x, y, &shape, f);
+                assert_eq!(got.shape(), zip.shape(), "{sa:?} with {sb:?}");
+                let bits = |v: &ArrayD<f64>| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&got),
+                    bits(&zip),
+                    "{:?} with {:?}",
+                    x.shape(),
+                    y.shape()
+                );
+                let swapped = |q: f64, p: f64| f(p, q);
+                tiled_cases += usize::from(
+                    tiled(x, y, &shape, &f).is_some() || tiled(y, x, &shape, &swapped).is_some(),
+                );
+            }
+        }
+        assert_eq!(tiled_cases, 12, "the first six cases, both ways round");
+        // A transposed (non-contiguous) operand is not tiled, and still right.
+        let (a, b) = (full(&[3, 4], 0.3), full(&[4, 3], 1.1));
+        let t = a.t().as_standard_layout().into_owned();
+        assert!(tiled(&t, &b, &[4, 3], &f).is_some());
+        let view = a.clone().reversed_axes();
+        assert!(view.as_slice().is_none());
+        assert!(tiled(&view, &b, &[4, 3], &f).is_none());
+        let want = Zip::from(&t).and(&b).map_collect(|&p, &q| f(p, q));
+        assert_eq!(zip2(&view, &b, &[4, 3], f), want);
     }
 }
