@@ -107,7 +107,7 @@ macro_rules! replay_methods {
                 self.with_data(|d| {
                     d.program
                         .as_ref()
-                        .and_then(|p| p.values.get(v.index() as usize).copied())
+                        .and_then(|p| p.values.get(v.value_node() as usize).copied())
                         .unwrap_or(v.value())
                 })
             }

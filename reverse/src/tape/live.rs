@@ -30,7 +30,7 @@
 //! reload around every node made a read-modify-write chain through memory that halved the
 //! recording speed of cheap arithmetic.
 
-use super::storage::TapeData;
+use super::storage::{Keeps, TapeData};
 use core::cell::{Cell, RefCell};
 use core::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,8 +62,8 @@ thread_local! {
     static SERIAL: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Tape ids: the thread's number in bits 40..62, a per-thread serial below, and [`PROGRAM`]
-/// in bit 62. Id 0 means "constant".
+/// Tape ids: the thread's number in bits 40..61, a per-thread serial below, [`TRACE`] in bit
+/// 61 and [`PROGRAM`] in bit 62. Id 0 means "constant".
 const SERIAL_BITS: u32 = 40;
 
 /// Set in the id of a tape that keeps its program (operations, operands, values and branch
@@ -71,24 +71,33 @@ const SERIAL_BITS: u32 = 40;
 /// node, so a plain tape pays one bit test per operation, not a lookup.
 pub(crate) const PROGRAM: u64 = 1 << 62;
 
+/// Set (with [`PROGRAM`]) in the id of a traced tape, which records every operation as a node
+/// of its own, shifts by constants too (see `Var::shifted`), so that a trace shows each.
+pub(crate) const TRACE: u64 = 1 << 61;
+
 fn thread_number() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     THREAD.with(|t| {
         if t.get() == 0 {
-            // 22 bits of thread numbers keep the PROGRAM and BORROWED bits free.
-            t.set(NEXT.fetch_add(1, Ordering::Relaxed) & ((1 << 22) - 1));
+            // 21 bits of thread numbers keep the TRACE, PROGRAM and BORROWED bits free.
+            t.set(NEXT.fetch_add(1, Ordering::Relaxed) & ((1 << 21) - 1));
         }
         t.get()
     })
 }
 
-/// A fresh id, never issued before on any thread; `program` sets [`PROGRAM`].
-pub(crate) fn new_id(program: bool) -> u64 {
+/// A fresh id, never issued before on any thread, with the flags of what the tape keeps:
+/// [`PROGRAM`], and [`TRACE`] for a traced tape.
+pub(crate) fn new_id(keeps: Keeps) -> u64 {
     let serial = SERIAL.with(|s| {
         s.set(s.get() + 1);
         s.get()
     });
-    let flag = if program { PROGRAM } else { 0 };
+    let flag = match keeps {
+        Keeps::Sweeps => 0,
+        Keeps::Program => PROGRAM,
+        Keeps::Trace => PROGRAM | TRACE,
+    };
     (thread_number() << SERIAL_BITS) | serial | flag
 }
 
@@ -108,7 +117,7 @@ fn refresh(live: &[Entry]) {
 
 /// Registers new storage; returns its id and the pointer the tape keeps.
 pub(crate) fn open<T>(data: Box<TapeData<T>>) -> (u64, NonNull<TapeData<T>>) {
-    let id = new_id(data.program.is_some());
+    let id = new_id(data.keeps());
     let data = NonNull::from(Box::leak(data));
     LIVE.with(|l| {
         let mut l = l.borrow_mut();
@@ -289,7 +298,7 @@ fn is_live(id: u64) -> bool {
 #[cold]
 #[inline(never)]
 pub(crate) fn misuse(tape: u64) -> ! {
-    if (tape & !PROGRAM) >> SERIAL_BITS != thread_number() {
+    if (tape & !(PROGRAM | TRACE)) >> SERIAL_BITS != thread_number() {
         panic!(
             "reverse::Var used on another thread than the one that recorded it: a tape is \
              thread-local, so a Var sent to another thread cannot be differentiated there; \

@@ -91,7 +91,10 @@ impl<T: Op> Tape<T> {
     }
 
     /// Starts a *traced* recording: a replayable one that also keeps an edge for every operand
-    /// (even where its partial is 0, as for the loser of `max`), so that it can be printed
+    /// (even where its partial is 0, as for the loser of `max`) and a node for every operation
+    /// (a shift by a constant too, which other tapes fold into its operand's node; the
+    /// gradient can then differ in its last bit where the operand has other uses), so that it
+    /// can be printed
     /// ([`Tape::trace_primal`], [`Tape::to_dot`], …) and re-evaluated.
     ///
     /// ```
@@ -293,8 +296,12 @@ impl<T: Op> Tape<T> {
     /// assert!(tape.is_empty());
     /// ```
     pub fn clear(&mut self) {
-        let fresh = live::new_id(self.id & live::PROGRAM != 0);
-        live::with_mut(self.id, &mut self.data, |d| d.reset(d.keeps()));
+        let mut keeps = None;
+        live::with_mut(self.id, &mut self.data, |d| {
+            keeps = Some(d.keeps());
+            d.reset(d.keeps())
+        });
+        let fresh = live::new_id(keeps.expect("set above"));
         live::rename(self.id, fresh);
         self.id = fresh;
     }

@@ -75,6 +75,17 @@ pub(crate) struct TapeData<T> {
 /// The most edges a node appended on the fast path has.
 const FAST_EDGES: usize = 3;
 
+impl<T> TapeData<T> {
+    /// What this recording keeps.
+    pub fn keeps(&self) -> Keeps {
+        match (self.traced, self.program.is_some()) {
+            (true, _) => Keeps::Trace,
+            (false, true) => Keeps::Program,
+            (false, false) => Keeps::Sweeps,
+        }
+    }
+}
+
 impl<T> Default for TapeData<T> {
     fn default() -> Self {
         TapeData {
@@ -109,15 +120,6 @@ impl<T: Copy> TapeData<T> {
             (_, p) => *p = Some(Box::default()),
         }
         self.relimit();
-    }
-
-    /// What this recording keeps.
-    pub fn keeps(&self) -> Keeps {
-        match (self.traced, self.program.is_some()) {
-            (true, _) => Keeps::Trace,
-            (false, true) => Keeps::Program,
-            (false, false) => Keeps::Sweeps,
-        }
     }
 
     /// Room for `nodes` nodes and as many edges of each kind, beyond what is recorded.

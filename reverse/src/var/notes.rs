@@ -16,10 +16,11 @@ impl<T: Op> Var<T> {
         p.operand(self.slot(), self.value)
     }
 
-    /// The node index of a variable, `None` for a constant: an operand of a program.
+    /// The node that holds a variable's value in a program, `None` for a constant: an operand
+    /// of a program.
     #[inline(always)]
     pub(super) fn slot(self) -> Option<u32> {
-        (!self.is_constant()).then_some(self.index)
+        (!self.is_constant()).then_some(self.slot)
     }
 
     cold_path! {
@@ -73,8 +74,8 @@ impl<T: Op> Var<T> {
         if (self.tape | other.tape) & PROGRAM != 0 {
             let (a, b) = (*self, *other);
             Self::guard_compare(
-                (a.tape, a.index, a.value),
-                (b.tape, b.index, b.value),
+                (a.tape, a.slot, a.value),
+                (b.tape, b.slot, b.value),
                 guard::order(order),
             );
         }
@@ -85,13 +86,13 @@ impl<T: Op> Var<T> {
     /// program.
     pub(super) fn test(self, name: &'static str, result: bool) -> bool {
         if self.tape & PROGRAM != 0 {
-            Self::guard_test((self.tape, self.index, self.value), name, result);
+            Self::guard_test((self.tape, self.slot, self.value), name, result);
         }
         result
     }
 
     cold_path! {
-    /// Keeps a test of `(tape, index, value)` as a guard.
+    /// Keeps a test of `(tape, slot, value)` as a guard.
     fn guard_test(v: (u64, u32, T), name: &'static str, result: bool) {
         let Some(test) = guard::Test::named(name) else {
             return;
@@ -108,7 +109,7 @@ impl<T: Op> Var<T> {
     }
 
     cold_path! {
-    /// Keeps a comparison of `(tape, index, value)` operands as a guard (scalars, as
+    /// Keeps a comparison of `(tape, slot, value)` operands as a guard (scalars, as
     /// [`describe`](Var::describe)).
     fn guard_compare(a: (u64, u32, T), b: (u64, u32, T), order: u64) {
         let (a, b) = (Var::on_tape(a.2, a.0, a.1), Var::on_tape(b.2, b.0, b.1));

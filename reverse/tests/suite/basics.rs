@@ -237,3 +237,56 @@ fn traces_keep_custom_op_names() {
     assert_eq!(y.value(), 3.0);
     assert_eq!(tape.gradient(y).wrt(x), 2.0);
 }
+
+/// A shift by a constant (`x − c`, `x + c`, `c + x`) takes no node on a plain tape: its uses'
+/// edges go to `x`, with the same derivatives. `c − x` (partial −1) keeps its node.
+#[test]
+fn a_shift_by_a_constant_takes_no_node_on_a_plain_tape() {
+    let tape = Tape::new();
+    let x = tape.vars(&[3.0, 5.0]);
+    let before = tape.len();
+    let (s, t, u) = (x[0] - 1.5, x[0] + 2.0, 2.0 + x[1]);
+    assert_eq!(tape.len(), before, "no node for x − c, x + c, c + x");
+    assert_eq!((s.value(), t.value(), u.value()), (1.5, 5.0, 7.0));
+    assert_eq!((s.index(), u.index()), (x[0].index(), x[1].index()));
+    let _ = 1.0 - x[0];
+    assert_eq!(tape.len(), before + 1, "c − x keeps its node");
+    // f = s·t + s·u + x₀·u: ∂f/∂x₀ = t + s + u + u, ∂f/∂x₁ = s + x₀.
+    let f = s * t + s * u + x[0] * u;
+    let g = tape.gradient(f).wrt_all(&x);
+    assert_eq!(g, vec![5.0 + 1.5 + 7.0 + 7.0, 1.5 + 3.0]);
+}
+
+/// On a replayable tape a shift is a node without edges that keeps its value: re-evaluation
+/// recomputes it, a guard on it compares its own value (not its operand's), and the sweeps are
+/// those of a plain tape.
+#[test]
+fn a_shift_on_a_replayable_tape_is_recomputed_and_guarded_by_its_own_value() {
+    let f = |x: &[Var]| {
+        let s = x[0] - 1.0;
+        // A decision on the shifted value: 0.2 < 0.5 at the recording.
+        if s < Var::constant(0.5) {
+            s * x[1]
+        } else {
+            s + x[1]
+        }
+    };
+    let tape = Tape::replayable();
+    let x = tape.vars(&[1.2, 3.0]);
+    let (s, y) = (x[0] - 1.0, f(&x));
+    let mut rec = tape.finish();
+    // x₀ = 1.4: s = 0.4 < 0.5 still (x₀ itself is not below 0.5: a guard that read x₀ would
+    // fail here).
+    rec.reevaluate(&[1.4, 2.0]).unwrap();
+    assert_eq!(rec.value(s), 1.4 - 1.0);
+    assert_eq!(rec.value(y), (1.4 - 1.0) * 2.0);
+    let replayed = rec.gradient(y).wrt_all(&x);
+    let fresh = Tape::new();
+    let xf = fresh.vars(&[1.4, 2.0]);
+    let want = fresh.gradient(f(&xf)).wrt_all(&xf);
+    assert_eq!(replayed, want);
+    assert_eq!(want, vec![2.0, 1.4 - 1.0]);
+    // x₀ = 1.6: s = 0.6, the branch flips and the guard says so.
+    let err = rec.reevaluate(&[1.6, 2.0]).unwrap_err();
+    assert!(matches!(err, reverse::ReplayError::Guard(_)), "{err}");
+}
