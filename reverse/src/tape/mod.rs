@@ -213,6 +213,10 @@ impl<T: Op> Tape<T> {
 
     /// Names an existing variable of this tape (for traces and graph exports).
     ///
+    /// A name belongs to a node. On a tape that is not traced, a shift by a constant (`x − c`,
+    /// `x + c`) shares its operand's node (see [`Var::index`]), so naming the shift names `x`'s
+    /// node; a traced tape, the one whose traces show names, gives each operation its own.
+    ///
     /// ```
     /// let tape = reverse::Tape::new();
     /// let x = tape.var(2.0);
