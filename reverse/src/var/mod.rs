@@ -40,9 +40,13 @@ pub struct Var<T = f64> {
     /// The node its derivative flows into: its own, or the operand's for a shift (`x ± c`).
     index: u32,
     /// Where a program keeps its value: `index`, but for a shift on a tape that keeps a
-    /// program, the value-only node that recomputes `x ± c` (it takes no edge).
+    /// program, the value-only node that recomputes `x ± c` (it takes no edge), and
+    /// [`NO_NODE`] for a shift on a plain tape. So `slot != index` tells a shift.
     slot: u32,
 }
+
+/// The `slot` of a shift on a plain tape, which keeps no program: no node holds its value.
+const NO_NODE: u32 = u32::MAX;
 
 impl<T: Op> Var<T> {
     #[inline(always)]
@@ -65,11 +69,23 @@ impl<T: Op> Var<T> {
     /// a node with its edge, so that traces show every operation.
     #[inline(always)]
     fn shifted(self, value: T, code: OpCode, c: T) -> Var<T> {
-        let mut out = Var { value, ..self };
-        if self.tape & PROGRAM != 0 {
-            out.slot = Self::value_only(self.tape, (self.slot(), self.value), code, c, value);
+        let slot = if self.tape & PROGRAM != 0 {
+            Self::value_only(self.tape, (self.slot(), self.value), code, c, value)
+        } else {
+            NO_NODE
+        };
+        Var {
+            value,
+            slot,
+            ..self
         }
-        out
+    }
+
+    /// A shift by a constant folded into its operand's node (see `shifted`): it has no adjoint
+    /// of its own.
+    #[inline(always)]
+    pub(crate) const fn is_shift(self) -> bool {
+        self.slot != self.index
     }
 
     cold_path! {
