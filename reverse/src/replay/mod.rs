@@ -107,7 +107,8 @@ macro_rules! replay_methods {
                 self.with_data(|d| {
                     d.program
                         .as_ref()
-                        .and_then(|p| p.values.get(v.value_node() as usize).copied())
+                        .zip(v.slot())
+                        .and_then(|(p, slot)| p.values.get(slot as usize).copied())
                         .unwrap_or(v.value())
                 })
             }

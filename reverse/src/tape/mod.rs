@@ -300,12 +300,12 @@ impl<T: Op> Tape<T> {
     /// assert!(tape.is_empty());
     /// ```
     pub fn clear(&mut self) {
-        let mut keeps = None;
-        live::with_mut(self.id, &mut self.data, |d| {
-            keeps = Some(d.keeps());
-            d.reset(d.keeps())
+        let keeps = live::with_mut(self.id, &mut self.data, |d| {
+            let keeps = d.keeps();
+            d.reset(keeps);
+            keeps
         });
-        let fresh = live::new_id(keeps.expect("set above"));
+        let fresh = live::new_id(keeps);
         live::rename(self.id, fresh);
         self.id = fresh;
     }

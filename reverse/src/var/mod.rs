@@ -88,16 +88,6 @@ impl<T: Op> Var<T> {
         self.slot != self.index
     }
 
-    cold_path! {
-    /// The node of a shift on a tape that keeps a program: no edge, its value recomputed from
-    /// operand `a` and the constant `c` by `code`.
-    fn value_only(tape: u64, a: (Option<u32>, T), code: OpCode, c: T, value: T) -> u32 {
-        let node = live::record::<T, _>(tape, Unit([]));
-        Self::describe(tape, node, value, Form::Value, code, a, (None, c), None, &|_| None);
-        node
-    }
-    }
-
     /// A constant (not recorded; zero derivative). It lifts a number of the level below, e.g.
     /// an outer derivative's variable into an inner recording.
     ///
@@ -145,13 +135,6 @@ impl<T: Op> Var<T> {
     #[inline(always)]
     pub const fn index(self) -> u32 {
         self.index
-    }
-
-    /// The node that holds its value in a program (its own node but for a shift's, see
-    /// `shifted`).
-    #[inline(always)]
-    pub(crate) const fn value_node(self) -> u32 {
-        self.slot
     }
 
     #[inline(always)]

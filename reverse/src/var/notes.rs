@@ -6,7 +6,8 @@ use super::{Var, common_tape};
 use crate::replay::guard::{self, Guard};
 use crate::replay::op_code::OpCode;
 use crate::replay::program::{self, Form, Program};
-use crate::tape::live::PROGRAM;
+use crate::tape::live::{self, PROGRAM};
+use crate::tape::storage::Unit;
 use core::cmp::Ordering;
 use shared_ops::Op;
 
@@ -17,10 +18,20 @@ impl<T: Op> Var<T> {
     }
 
     /// The node that holds a variable's value in a program, `None` for a constant: an operand
-    /// of a program.
+    /// of a program (a shift's own node, not its operand's, see `shifted`).
     #[inline(always)]
-    pub(super) fn slot(self) -> Option<u32> {
+    pub(crate) fn slot(self) -> Option<u32> {
         (!self.is_constant()).then_some(self.slot)
+    }
+
+    cold_path! {
+    /// The node of a shift on a tape that keeps a program: no edge, its value recomputed from
+    /// operand `a` and the constant `c` by `code`.
+    pub(super) fn value_only(tape: u64, a: (Option<u32>, T), code: OpCode, c: T, value: T) -> u32 {
+        let node = live::record::<T, _>(tape, Unit([]));
+        Self::describe(tape, node, value, Form::Value, code, a, (None, c), None, &|_| None);
+        node
+    }
     }
 
     cold_path! {
