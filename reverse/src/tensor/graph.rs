@@ -148,20 +148,14 @@ impl<T: Element> Tensor<T> {
             if node.retain_grad.get() {
                 node.accumulate_grad(g.clone());
             }
-            let parent_grads = {
-                let datas: Vec<Ref<'_, ArrayD<T>>> =
-                    node.parents.iter().map(|p| p.data()).collect();
-                let inputs: Vec<&ArrayD<T>> = datas.iter().map(|d| &**d).collect();
-                let needs_grad: Vec<bool> =
-                    node.parents.iter().map(Tensor::requires_grad).collect();
-                let output = node.data.borrow();
+            let parent_grads = with_inputs(&node.parents, |inputs, needs_grad| {
                 backward(BackwardArgs {
-                    inputs: &inputs,
-                    output: &output,
+                    inputs,
+                    output: &node.data.borrow(),
                     grad: g,
-                    needs_grad: &needs_grad,
+                    needs_grad,
                 })
-            };
+            });
             if parent_grads.len() != node.parents.len() {
                 return Err(TensorError::GradientCount {
                     op: node.op.to_string(),
@@ -190,6 +184,28 @@ impl<T: Element> Tensor<T> {
             }
         }
         Ok(())
+    }
+}
+
+/// Calls `f` with the parents' data and which of them need a gradient. One or two parents
+/// (nearly every node) are lent from the stack: three small vectors per node were a third of
+/// the allocations of a backward pass through one-element tensors.
+fn with_inputs<T: Element, R>(
+    parents: &[Tensor<T>],
+    f: impl FnOnce(&[&ArrayD<T>], &[bool]) -> R,
+) -> R {
+    match parents {
+        [a] => f(&[&a.data()], &[a.requires_grad()]),
+        [a, b] => f(
+            &[&a.data(), &b.data()],
+            &[a.requires_grad(), b.requires_grad()],
+        ),
+        _ => {
+            let datas: Vec<Ref<'_, ArrayD<T>>> = parents.iter().map(|p| p.data()).collect();
+            let inputs: Vec<&ArrayD<T>> = datas.iter().map(|d| &**d).collect();
+            let needs_grad: Vec<bool> = parents.iter().map(Tensor::requires_grad).collect();
+            f(&inputs, &needs_grad)
+        }
     }
 }
 
