@@ -118,3 +118,48 @@ fn custom_op_errors() {
         "{msg}"
     );
 }
+
+/// A transpose whose backward hands on a column-major gradient (ndarray's `to_owned` keeps
+/// the view's memory order): what a user's op may return.
+struct ColumnMajorTranspose;
+
+impl CustomOp for ColumnMajorTranspose {
+    fn name(&self) -> &str {
+        "column_major_transpose"
+    }
+    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+        inputs[0].t().as_standard_layout().into_owned()
+    }
+    fn backward(&self, _: &[&ArrayD<f64>], _: &ArrayD<f64>, g: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
+        let back = g.t().to_owned();
+        assert!(
+            back.as_slice().is_none(),
+            "the test needs a column-major gradient"
+        );
+        vec![back]
+    }
+}
+
+/// An elementwise rule's backward given a gradient that is not row-major pairs each element
+/// with its own partial (the rows-of-slices path would pair them in memory order).
+#[test]
+fn elementwise_backward_of_a_column_major_gradient() {
+    let x = Tensor::new(array![[0.1, -0.7, 1.3], [2.0, -0.2, 0.5]], true);
+    let w = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+    let y = Tensor::custom(ColumnMajorTranspose, &[&x.tanh()]);
+    (&y * &Tensor::new(w.clone(), false))
+        .sum()
+        .backward()
+        .unwrap();
+    let g = x.grad().unwrap();
+    for ((i, j), &xv) in x
+        .data()
+        .clone()
+        .into_dimensionality::<ndarray::Ix2>()
+        .unwrap()
+        .indexed_iter()
+    {
+        let want = w[[j, i]] * (1.0 - xv.tanh().powi(2));
+        assert_abs_diff_eq!(g[[i, j]], want, epsilon = 1e-15);
+    }
+}
