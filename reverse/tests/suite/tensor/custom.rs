@@ -141,7 +141,8 @@ impl CustomOp for ColumnMajorTranspose {
 }
 
 /// An elementwise rule's backward given a gradient that is not row-major pairs each element
-/// with its own partial (the rows-of-slices path would pair them in memory order).
+/// with its own partial: the partials are row-major, so pairing them with the gradient in
+/// memory order would give wrong gradients.
 #[test]
 fn elementwise_backward_of_a_column_major_gradient() {
     let x = Tensor::new(array![[0.1, -0.7, 1.3], [2.0, -0.2, 0.5]], true);
