@@ -109,9 +109,9 @@ pub enum TensorError {
         /// The changed tensor: the op that made it and its shape.
         tensor: String,
         /// Its version when the operation was computed.
-        saved: u64,
+        saved: u32,
         /// Its version now.
-        version: u64,
+        version: u32,
     },
     /// A custom op's backward returned the wrong number of gradients.
     GradientCount {

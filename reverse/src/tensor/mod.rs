@@ -83,6 +83,7 @@ mod mutation;
 mod node;
 mod ops;
 pub mod optim;
+mod storage;
 
 pub use element::Element;
 pub use error::TensorError;
@@ -90,14 +91,14 @@ pub use grad_mode::{is_grad_enabled, no_grad};
 pub use ops::custom::CustomOp;
 
 pub(crate) use node::BackwardArgs;
-use node::{Node, Parents};
+use node::{Backward, Node, Parents};
+use storage::{Buf, Storage};
 
-use std::borrow::Cow;
 use std::cell::{Cell, Ref, RefCell};
 use std::fmt;
 use std::rc::Rc;
 
-use ndarray::{Array, ArrayD, Dimension, IxDyn};
+use ndarray::{Array, ArrayD, ArrayViewD, Dimension, IxDyn};
 
 /// An n-dimensional array of `T` (`f64` by default) that remembers how it was computed.
 ///
@@ -209,16 +210,32 @@ impl<T: Element> Tensor<T> {
         self
     }
 
-    fn leaf(data: ArrayD<T>, requires_grad: bool, op: impl Into<Cow<'static, str>>) -> Tensor<T> {
+    fn leaf(data: ArrayD<T>, requires_grad: bool, op: &'static str) -> Tensor<T> {
+        Tensor::node(
+            Storage::from_array(data),
+            requires_grad,
+            op,
+            Parents::None,
+            Backward::None,
+        )
+    }
+
+    fn node(
+        data: Storage<T>,
+        requires_grad: bool,
+        op: &'static str,
+        parents: Parents<T>,
+        backward: Backward<T>,
+    ) -> Tensor<T> {
         Tensor(Rc::new(Node {
             data: RefCell::new(data),
-            grad: RefCell::new(None),
+            grad: Cell::new(None),
+            parents,
+            version: Cell::new(0),
             requires_grad: Cell::new(requires_grad),
             retain_grad: Cell::new(false),
-            parents: Parents::None,
-            version: Cell::new(0),
-            op: op.into(),
-            backward: None,
+            op,
+            backward,
         }))
     }
 
@@ -227,44 +244,52 @@ impl<T: Element> Tensor<T> {
     /// is a constant and `backward` is dropped unused.
     pub(crate) fn from_op(
         data: ArrayD<T>,
-        op: impl Into<Cow<'static, str>>,
+        op: &'static str,
         parents: &[&Tensor<T>],
         backward: impl Fn(BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>> + 'static,
     ) -> Tensor<T> {
-        let record = is_grad_enabled() && parents.iter().any(|p| p.requires_grad());
-        if !record {
-            return Tensor::leaf(data, false, op);
+        let data = Storage::from_array(data);
+        if !Tensor::records(parents) {
+            return Tensor::node(data, false, op, Parents::None, Backward::None);
         }
-        Tensor::recorded(data, op.into(), parents, Box::new(backward))
+        Tensor::recorded(data, op, parents, Backward::Closure(Box::new(backward)))
     }
 
-    /// The node of [`from_op`](Tensor::from_op), not generic over the op's closure: one copy
-    /// for all ops (there were 87 in the tensor tests, 16 000 lines of LLVM IR).
-    fn recorded(
-        data: ArrayD<T>,
-        op: Cow<'static, str>,
-        parents: &[&Tensor<T>],
-        backward: node::BackwardFn<T>,
+    /// Whether an op on `parents` records a graph: gradients are enabled and some parent
+    /// requires one.
+    pub(crate) fn records(parents: &[&Tensor<T>]) -> bool {
+        is_grad_enabled() && parents.iter().any(|p| p.requires_grad())
+    }
+
+    /// The result of an elementwise op of `self` whose partials are `partials` (`None` when
+    /// nothing is recorded, see [`records`](Tensor::records)).
+    pub(crate) fn elementwise_result(
+        &self,
+        data: Storage<T>,
+        op: &'static str,
+        partials: Option<Buf<T>>,
     ) -> Tensor<T> {
-        Tensor(Rc::new(Node {
-            data: RefCell::new(data),
-            grad: RefCell::new(None),
-            requires_grad: Cell::new(true),
-            retain_grad: Cell::new(false),
-            parents: Parents::of(parents),
-            version: Cell::new(0),
-            op,
-            backward: Some(backward),
-        }))
+        match partials {
+            Some(d) => Tensor::recorded(data, op, &[self], Backward::Partials(d)),
+            None => Tensor::node(data, false, op, Parents::None, Backward::None),
+        }
+    }
+
+    /// A recorded node, not generic over the op's closure: one copy for all ops (there were
+    /// 87 in the tensor tests, 16 000 lines of LLVM IR).
+    fn recorded(
+        data: Storage<T>,
+        op: &'static str,
+        parents: &[&Tensor<T>],
+        backward: Backward<T>,
+    ) -> Tensor<T> {
+        Tensor::node(data, true, op, Parents::of(parents), backward)
     }
 
     // ----- accessors ------------------------------------------------------
 
-    /// Borrows the data.
-    ///
-    /// This is a `RefCell` borrow: drop it before calling
-    /// [`set_data`](Tensor::set_data), [`update`](Tensor::update) or
-    /// [`sgd_step`](Tensor::sgd_step) on the same tensor.
+    /// A copy of the data, as [`grad`](Tensor::grad) is a copy of the gradient. To read
+    /// large data without copying it, use [`with_data`](Tensor::with_data).
     ///
     /// ```
     /// use reverse::tensor::Tensor;
@@ -272,10 +297,31 @@ impl<T: Element> Tensor<T> {
     ///
     /// let t = Tensor::new(array![1.0, 2.0], false);
     /// assert_eq!(t.data()[1], 2.0);
-    /// let owned = t.data().clone();
-    /// assert_eq!(owned.len(), 2);
+    /// assert_eq!(t.data(), array![1.0, 2.0].into_dyn());
     /// ```
-    pub fn data(&self) -> Ref<'_, ArrayD<T>> {
+    pub fn data(&self) -> ArrayD<T> {
+        self.read().to_array()
+    }
+
+    /// Calls `f` with a view of the data, without copying it. A tensor's data is always in
+    /// row-major order, so the view's `as_slice` is never `None`.
+    ///
+    /// The view borrows the data: inside `f`, do not call [`set_data`](Tensor::set_data),
+    /// [`update`](Tensor::update) or an optimiser's step on the same tensor (they would panic).
+    ///
+    /// ```
+    /// use reverse::tensor::Tensor;
+    ///
+    /// let t = Tensor::from_vec(&[2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+    /// assert_eq!(t.with_data(|v| v.sum()), 10.0);
+    /// assert_eq!(t.with_data(|v| v.as_slice().unwrap().to_vec()), [1.0, 2.0, 3.0, 4.0]);
+    /// ```
+    pub fn with_data<R>(&self, f: impl FnOnce(ArrayViewD<'_, T>) -> R) -> R {
+        f(self.read().view())
+    }
+
+    /// Borrows the data, for the ops.
+    pub(crate) fn read(&self) -> Ref<'_, Storage<T>> {
         self.0.data.borrow()
     }
 
@@ -294,7 +340,7 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.grad().unwrap()[[]], 6.0);
     /// ```
     pub fn grad(&self) -> Option<ArrayD<T>> {
-        self.0.grad.borrow().as_deref().cloned()
+        self.0.with_grad(|g| g.cloned())
     }
 
     /// The shape of the data.
@@ -305,7 +351,7 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(Tensor::<f64>::zeros(&[4, 1]).shape(), vec![4, 1]);
     /// ```
     pub fn shape(&self) -> Vec<usize> {
-        self.0.data.borrow().shape().to_vec()
+        self.read().shape().to_vec()
     }
 
     /// Number of dimensions.
@@ -316,7 +362,7 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(Tensor::<f64>::zeros(&[4, 1]).ndim(), 2);
     /// ```
     pub fn ndim(&self) -> usize {
-        self.0.data.borrow().ndim()
+        self.read().shape().len()
     }
 
     /// Number of elements.
@@ -328,7 +374,7 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(Tensor::scalar(1.0).numel(), 1);
     /// ```
     pub fn numel(&self) -> usize {
-        self.0.data.borrow().len()
+        self.read().len()
     }
 
     /// The value of a one-element tensor (any shape with one element).
@@ -340,12 +386,11 @@ impl<T: Element> Tensor<T> {
     /// assert!(Tensor::<f64>::ones(&[2]).item().is_err());
     /// ```
     pub fn item(&self) -> Result<T, TensorError> {
-        let data = self.data();
-        match data.iter().next() {
-            Some(&v) if data.len() == 1 => Ok(v),
+        match *self.read().as_slice() {
+            [v] => Ok(v),
             _ => Err(TensorError::NotScalar {
                 op: "item",
-                shape: data.shape().to_vec(),
+                shape: self.shape(),
             }),
         }
     }
@@ -360,8 +405,8 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.op_name(), "leaf");
     /// assert_eq!(x.tanh().op_name(), "tanh");
     /// ```
-    pub fn op_name(&self) -> &str {
-        &self.0.op
+    pub fn op_name(&self) -> &'static str {
+        self.0.op
     }
 
     /// The tensors this one was computed from (empty for leaves and for
@@ -403,7 +448,7 @@ impl<T: Element> Tensor<T> {
     /// assert!(!a.exp().is_leaf());
     /// ```
     pub fn is_leaf(&self) -> bool {
-        self.0.backward.is_none()
+        matches!(self.0.backward, Backward::None)
     }
 
     /// How many times the data was changed in place ([`set_data`](Tensor::set_data),
@@ -425,7 +470,7 @@ impl<T: Element> Tensor<T> {
     /// assert!(matches!(err, TensorError::Modified { .. }));
     /// assert!(x.grad().is_none()); // nothing was accumulated
     /// ```
-    pub fn version(&self) -> u64 {
+    pub fn version(&self) -> u32 {
         self.0.version.get()
     }
 
@@ -452,8 +497,8 @@ impl<T: Element> fmt::Debug for Tensor<T> {
             .field("op", &self.op_name())
             .field("shape", &self.shape())
             .field("requires_grad", &self.requires_grad())
-            .field("data", &*self.data())
-            .field("grad", &self.0.grad.borrow().as_deref())
+            .field("data", &self.data())
+            .field("grad", &self.grad())
             .finish()
     }
 }
@@ -461,14 +506,13 @@ impl<T: Element> fmt::Debug for Tensor<T> {
 /// Shows the op, shape and data, e.g. `Tensor(op=tanh, shape=[2], data=[0.5, 0.1])`.
 impl<T: Element> fmt::Display for Tensor<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let data = self.data();
-        let values: Vec<T> = data.iter().copied().collect();
+        let data = self.read();
         write!(
             f,
             "Tensor(op={}, shape={:?}, data={:?}",
             self.op_name(),
             data.shape(),
-            values
+            data.as_slice()
         )?;
         if self.requires_grad() {
             write!(f, ", requires_grad")?;

@@ -2,6 +2,7 @@
 
 use ndarray::{Array, ArrayD, ArrayViewMutD, Dimension};
 
+use super::storage::Storage;
 use super::{Element, Tensor, TensorError};
 
 impl<T: Element> Tensor<T> {
@@ -28,7 +29,7 @@ impl<T: Element> Tensor<T> {
                 got: data.shape().to_vec(),
             });
         }
-        *slot = data.into_dyn();
+        *slot = Storage::from_array(data.into_dyn());
         self.bump_version();
         Ok(())
     }
@@ -50,14 +51,13 @@ impl<T: Element> Tensor<T> {
     /// assert!((w.data()[0] - 0.7).abs() < 1e-12);
     /// ```
     pub fn update(&self, f: impl FnOnce(ArrayViewMutD<'_, T>, Option<&ArrayD<T>>)) {
-        let grad = self.0.grad.borrow();
-        let mut data = self.0.data.borrow_mut();
-        f(data.view_mut(), grad.as_deref());
+        self.0
+            .with_grad(|grad| f(self.0.data.borrow_mut().view_mut(), grad));
         self.bump_version();
     }
 
     fn bump_version(&self) {
-        self.0.version.set(self.0.version.get() + 1);
+        self.0.version.set(self.0.version.get().wrapping_add(1));
     }
 
     /// One step of plain gradient descent: `data -= lr * grad` (no-op when
@@ -90,7 +90,7 @@ impl<T: Element> Tensor<T> {
     /// assert!(x.grad().is_none());
     /// ```
     pub fn zero_grad(&self) {
-        *self.0.grad.borrow_mut() = None;
+        self.0.grad.set(None);
     }
 
     /// A new leaf with a copy of the data that does not require a gradient:
@@ -105,6 +105,13 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.grad().unwrap()[[]], 2.0);
     /// ```
     pub fn detach(&self) -> Tensor<T> {
-        Tensor::leaf(self.data().clone(), false, "detach")
+        let data = self.read().clone();
+        Tensor::node(
+            data,
+            false,
+            "detach",
+            Default::default(),
+            super::Backward::None,
+        )
     }
 }

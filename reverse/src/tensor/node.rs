@@ -1,13 +1,13 @@
 //! The graph node behind a [`Tensor`]: its data, gradient slot, parents with the versions
-//! they had, and the backward closure; dropped iteratively, so long chains do not overflow
-//! the stack.
+//! they had, and how to map its gradient to theirs; dropped iteratively, so long chains do not
+//! overflow the stack.
 
-use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use ndarray::ArrayD;
+use ndarray::{ArrayD, ArrayRefD};
 
+use super::storage::{Buf, Storage};
 use super::{Element, Tensor};
 
 /// What an op's backward closure is given.
@@ -16,9 +16,9 @@ use super::{Element, Tensor};
 /// when the op is built, so building a graph costs no extra array copies.
 pub(crate) struct BackwardArgs<'a, T> {
     /// Data of the parents, in the order they were given to the op.
-    pub inputs: &'a [&'a ArrayD<T>],
+    pub inputs: &'a [&'a ArrayRefD<T>],
     /// Data of the op's result (handy for `exp`, `tanh`, `sigmoid`, ...).
-    pub output: &'a ArrayD<T>,
+    pub output: &'a ArrayRefD<T>,
     /// Gradient of the loss with respect to the op's result, given to the op: an op whose
     /// input gradient has the result's shape (`+`, an elementwise rule) returns it in place
     /// of a copy.
@@ -30,33 +30,61 @@ pub(crate) struct BackwardArgs<'a, T> {
 /// Maps the gradient of a node to one gradient per parent (`None` = skip).
 pub(crate) type BackwardFn<T> = Box<dyn Fn(BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>>>;
 
+/// How a node's gradient becomes its parents'.
+pub(super) enum Backward<T> {
+    /// A leaf: the gradient is kept.
+    None,
+    /// An elementwise op of one parent: its gradient is the node's times these partials,
+    /// elementwise (row-major), under the structural-zero convention. Held in the node, not
+    /// captured by a closure: no allocation for the closure, and none at all for one element.
+    Partials(Buf<T>),
+    /// Any other op.
+    Closure(BackwardFn<T>),
+}
+
+/// A node, laid out so that in an `Rc` it fits a 192-byte malloc block (see the test below):
+/// the data is a [`Storage`] rather than an `ArrayD`, the gradient slot a `Cell` (taken and
+/// put back), versions 32 bits. `tensor_memory`'s chain of one-element operations took
+/// 352 bytes per operation with an `ArrayD` and the partials in a boxed closure.
 pub(super) struct Node<T: Element> {
-    pub(super) data: RefCell<ArrayD<T>>,
+    pub(super) data: RefCell<Storage<T>>,
     // Boxed: most nodes never hold a gradient (only leaves and retained ones do), and an
     // `ArrayD` is 112 bytes.
-    pub(super) grad: RefCell<Option<Box<ArrayD<T>>>>,
-    pub(super) requires_grad: Cell<bool>,
-    pub(super) retain_grad: Cell<bool>,
+    pub(super) grad: Cell<Option<Box<ArrayD<T>>>>,
     /// The parents, with their versions when this node was computed from them (see
     /// [`Tensor::version`]).
     pub(super) parents: Parents<T>,
-    /// How many times the data was changed in place.
-    pub(super) version: Cell<u64>,
-    pub(super) op: Cow<'static, str>,
-    pub(super) backward: Option<BackwardFn<T>>,
+    /// How many times the data was changed in place (wrapping: a change goes unnoticed only
+    /// after exactly 2³² more).
+    pub(super) version: Cell<u32>,
+    pub(super) requires_grad: Cell<bool>,
+    pub(super) retain_grad: Cell<bool>,
+    pub(super) op: &'static str,
+    pub(super) backward: Backward<T>,
 }
 
 impl<T: Element> Node<T> {
     pub(super) fn accumulate_grad(&self, g: ArrayD<T>) {
-        let mut slot = self.grad.borrow_mut();
-        match slot.as_mut() {
-            Some(acc) => **acc += &g,
-            None => *slot = Some(Box::new(g)),
-        }
+        let acc = match self.grad.take() {
+            Some(mut acc) => {
+                *acc += &g;
+                acc
+            }
+            None => Box::new(g),
+        };
+        self.grad.set(Some(acc));
+    }
+
+    /// Calls `f` with the gradient slot (taken out of its `Cell` and put back).
+    pub(super) fn with_grad<R>(&self, f: impl FnOnce(Option<&ArrayD<T>>) -> R) -> R {
+        let g = self.grad.take();
+        let r = f(g.as_deref());
+        self.grad.set(g);
+        r
     }
 
     /// The version of parent `i` when this node was computed.
-    pub(super) fn saved_version(&self, i: usize) -> u64 {
+    pub(super) fn saved_version(&self, i: usize) -> u32 {
         match &self.parents {
             Parents::None => unreachable!("a node without parents has no parent {i}"),
             Parents::One(_, v) => v[i],
@@ -67,17 +95,15 @@ impl<T: Element> Node<T> {
 }
 
 /// A node's parents and the versions they had when it was computed: the usual one or two
-/// inline (a `Vec` would cost an allocation per node), more boxed, so that the whole is 40
-/// bytes. Kept apart, the parents and their versions took 64 bytes of every node, which then
-/// took a 288-byte block instead of 256 (`tensor_memory`'s chain: 368 bytes per operation
-/// against 352 together).
+/// inline (a `Vec` would cost an allocation per node), more boxed, so that the whole is 32
+/// bytes.
 #[derive(Default)]
 pub(super) enum Parents<T: Element> {
     #[default]
     None,
-    One([Tensor<T>; 1], [u64; 1]),
-    Two([Tensor<T>; 2], [u64; 2]),
-    Many(Box<(Vec<Tensor<T>>, Vec<u64>)>),
+    One([Tensor<T>; 1], [u32; 1]),
+    Two([Tensor<T>; 2], [u32; 2]),
+    Many(Box<(Vec<Tensor<T>>, Vec<u32>)>),
 }
 
 impl<T: Element> Parents<T> {
@@ -134,12 +160,16 @@ mod tests {
     use super::*;
 
     /// The layout the memory figure of the README rests on: a node in an `Rc` fits a
-    /// 256-byte malloc block.
+    /// 192-byte malloc block, for either element type.
     #[test]
-    fn a_node_fits_a_256_byte_block() {
-        assert_eq!(size_of::<Parents<f64>>(), 40);
+    fn a_node_fits_a_192_byte_block() {
+        assert_eq!(size_of::<Parents<f64>>(), 32);
+        assert_eq!(size_of::<Backward<f64>>(), 24);
+        assert_eq!(size_of::<Storage<f64>>(), 64);
         // The `Rc`'s two counts, the node, malloc's header.
-        let block = 2 * size_of::<usize>() + size_of::<Node<f64>>() + 8;
-        assert!(block <= 256, "{block} bytes");
+        for node in [size_of::<Node<f64>>(), size_of::<Node<f32>>()] {
+            let block = 2 * size_of::<usize>() + node + 8;
+            assert!(block <= 192, "{block} bytes");
+        }
     }
 }

@@ -73,7 +73,7 @@ impl<T: Element> Sgd<T> {
         let (lr, mu) = (self.lr, self.momentum);
         for (p, v) in self.params.iter().zip(&mut self.velocity) {
             // Untouched, a parameter keeps its version: graphs built from it stay valid.
-            if p.0.grad.borrow().is_none() {
+            if p.0.with_grad(|g| g.is_none()) {
                 continue;
             }
             p.update(|mut data, grad| {
@@ -157,7 +157,7 @@ impl<T: Element> Adam<T> {
         let one = T::one();
         let (c1, c2) = (one - b1.powi(self.steps), one - b2.powi(self.steps));
         for (p, state) in self.params.iter().zip(&mut self.moments) {
-            if p.0.grad.borrow().is_none() {
+            if p.0.with_grad(|g| g.is_none()) {
                 continue;
             }
             p.update(|mut data, grad| {

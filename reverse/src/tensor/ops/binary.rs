@@ -19,7 +19,7 @@
 //! Operators **panic** if the shapes do not broadcast (with the message of
 //! [`TensorError::Broadcast`]); use the `try_` methods to get a `Result`.
 
-use ndarray::{ArrayD, IxDyn, Zip};
+use ndarray::{ArrayD, ArrayRefD, IxDyn, Zip};
 
 use shared_ops::{Binary, rules};
 
@@ -34,8 +34,8 @@ use crate::tensor::{Element, Tensor, TensorError};
 /// row added to every row of a batch) take loops over slices, which vectorise; others
 /// ndarray's `Zip`. The same `f` on the same pairs: the same bits either way.
 fn zip2<T: Element>(
-    x: &ArrayD<T>,
-    y: &ArrayD<T>,
+    x: &ArrayRefD<T>,
+    y: &ArrayRefD<T>,
     shape: &[usize],
     f: impl Fn(T, T) -> T,
 ) -> ArrayD<T> {
@@ -50,8 +50,8 @@ fn zip2<T: Element>(
 /// repetition along leading axes (its shape, but for leading 1s, is the result's trailing
 /// shape), both contiguous in row-major order; else `None`.
 fn tiled<T: Element>(
-    x: &ArrayD<T>,
-    y: &ArrayD<T>,
+    x: &ArrayRefD<T>,
+    y: &ArrayRefD<T>,
     shape: &[usize],
     f: &impl Fn(T, T) -> T,
 ) -> Option<Vec<T>> {
@@ -72,7 +72,10 @@ fn tiled<T: Element>(
     Some(out)
 }
 
-fn broadcast_view<'a, T: Element>(x: &'a ArrayD<T>, shape: &[usize]) -> ndarray::ArrayViewD<'a, T> {
+fn broadcast_view<'a, T: Element>(
+    x: &'a ArrayRefD<T>,
+    shape: &[usize],
+) -> ndarray::ArrayViewD<'a, T> {
     x.broadcast(IxDyn(shape))
         .expect("shape was checked by broadcast_shapes")
 }
@@ -93,7 +96,7 @@ impl<T: Element> Tensor<T> {
     /// let a = Tensor::new(array![3.0, 0.0], true);
     /// let b = Tensor::new(array![4.0], true); // broadcasts
     /// let r = a.apply2(&b, Hypot).unwrap();
-    /// assert_eq!(*r.data(), array![5.0, 4.0].into_dyn());
+    /// assert_eq!(r.data(), array![5.0, 4.0].into_dyn());
     /// r.sum().backward().unwrap();
     /// assert_eq!(a.grad().unwrap(), array![0.6, 0.0].into_dyn());
     /// assert_eq!(b.grad().unwrap(), array![1.8].into_dyn()); // 4/5 + 4/4
@@ -111,7 +114,8 @@ impl<T: Element> Tensor<T> {
         rule: R,
     ) -> Result<Tensor<T>, TensorError> {
         let out = {
-            let (a, b) = (self.data(), other.data());
+            let (a, b) = (self.read(), other.read());
+            let (a, b) = (a.view(), b.view());
             let shape = broadcast_shapes(op, a.shape(), b.shape())?;
             zip2(&a, &b, &shape, |x, y| rule.eval(x, y).0)
         };
@@ -230,7 +234,7 @@ impl<T: Element> Tensor<T> {
     /// let a = Tensor::new(array![1.0, 2.0, 3.0], true);
     /// let b = Tensor::new(array![2.0], true);
     /// let m = a.maximum(&b).unwrap();
-    /// assert_eq!(*m.data(), array![2.0, 2.0, 3.0].into_dyn());
+    /// assert_eq!(m.data(), array![2.0, 2.0, 3.0].into_dyn());
     /// m.sum().backward().unwrap();
     /// assert_eq!(a.grad().unwrap(), array![0.0, 0.5, 1.0].into_dyn());
     /// assert_eq!(b.grad().unwrap(), array![1.5].into_dyn());
@@ -247,7 +251,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let a = Tensor::new(array![1.0, 3.0], false);
     /// let m = a.minimum(&Tensor::scalar(2.0)).unwrap();
-    /// assert_eq!(*m.data(), array![1.0, 2.0].into_dyn());
+    /// assert_eq!(m.data(), array![1.0, 2.0].into_dyn());
     /// ```
     pub fn minimum(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         self.binary(other, "minimum", rules::Min)
@@ -262,7 +266,7 @@ impl<T: Element> Tensor<T> {
     /// let a = Tensor::new(array![[1.0, 2.0, 3.0]], false); // (1, 3)
     /// let b = Tensor::new(array![[10.0], [20.0]], false); // (2, 1)
     /// let c = a.try_add(&b).unwrap();
-    /// assert_eq!(*c.data(), array![[11.0, 12.0, 13.0], [21.0, 22.0, 23.0]].into_dyn());
+    /// assert_eq!(c.data(), array![[11.0, 12.0, 13.0], [21.0, 22.0, 23.0]].into_dyn());
     /// assert!(a.try_add(&Tensor::zeros(&[2])).is_err());
     /// ```
     pub fn try_add(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
@@ -277,7 +281,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let a = Tensor::new(array![5.0, 7.0], false);
     /// let c = a.try_sub(&Tensor::scalar(1.0)).unwrap();
-    /// assert_eq!(*c.data(), array![4.0, 6.0].into_dyn());
+    /// assert_eq!(c.data(), array![4.0, 6.0].into_dyn());
     /// ```
     pub fn try_sub(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         self.binary(other, "sub", rules::Sub)
@@ -310,7 +314,7 @@ impl<T: Element> Tensor<T> {
     /// let a = Tensor::new(array![1.0, 2.0], false);
     /// let b = Tensor::scalar(4.0).with_grad();
     /// let c = a.try_div(&b).unwrap();
-    /// assert_eq!(*c.data(), array![0.25, 0.5].into_dyn());
+    /// assert_eq!(c.data(), array![0.25, 0.5].into_dyn());
     /// c.sum().backward().unwrap();
     /// // d/db (1/b + 2/b) = -3 / b^2
     /// assert_eq!(b.grad().unwrap()[[]], -3.0 / 16.0);
@@ -326,8 +330,8 @@ impl<T: Element> Tensor<T> {
     /// use ndarray::array;
     ///
     /// let a = Tensor::new(array![1.0, -2.0], false);
-    /// assert_eq!(*a.neg().data(), array![-1.0, 2.0].into_dyn());
-    /// assert_eq!(*(-&a).data(), array![-1.0, 2.0].into_dyn());
+    /// assert_eq!(a.neg().data(), array![-1.0, 2.0].into_dyn());
+    /// assert_eq!((-&a).data(), array![-1.0, 2.0].into_dyn());
     /// ```
     #[allow(clippy::should_implement_trait)] // `Neg` is implemented too; this reads better in chains
     pub fn neg(&self) -> Tensor<T> {

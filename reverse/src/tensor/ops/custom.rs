@@ -1,7 +1,7 @@
 //! User-defined operations with their own forward and backward, like
 //! `torch.autograd.Function`.
 
-use ndarray::ArrayD;
+use ndarray::{ArrayD, ArrayViewD};
 
 use crate::tensor::{Element, Tensor};
 
@@ -17,23 +17,23 @@ use crate::tensor::{Element, Tensor};
 ///
 /// ```
 /// use reverse::tensor::{CustomOp, Tensor};
-/// use ndarray::ArrayD;
+/// use ndarray::{ArrayD, ArrayViewD};
 ///
 /// /// softplus(x) = ln(1 + e^x); its derivative is the sigmoid.
 /// struct Softplus;
 ///
 /// impl CustomOp for Softplus {
-///     fn name(&self) -> &str {
+///     fn name(&self) -> &'static str {
 ///         "softplus"
 ///     }
-///     fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+///     fn forward(&self, inputs: &[ArrayViewD<f64>]) -> ArrayD<f64> {
 ///         inputs[0].mapv(|x| x.exp().ln_1p())
 ///     }
 ///     fn backward(
 ///         &self,
-///         inputs: &[&ArrayD<f64>],
-///         _output: &ArrayD<f64>,
-///         grad_out: &ArrayD<f64>,
+///         inputs: &[ArrayViewD<f64>],
+///         _output: &ArrayViewD<f64>,
+///         grad_out: &ArrayViewD<f64>,
 ///     ) -> Vec<ArrayD<f64>> {
 ///         vec![grad_out * &inputs[0].mapv(|x| 1.0 / (1.0 + (-x).exp()))]
 ///     }
@@ -47,18 +47,18 @@ use crate::tensor::{Element, Tensor};
 /// ```
 pub trait CustomOp<T: Element = f64> {
     /// Name shown by [`Tensor::op_name`] and in error messages.
-    fn name(&self) -> &str;
+    fn name(&self) -> &'static str;
 
     /// Computes the output from the input arrays.
-    fn forward(&self, inputs: &[&ArrayD<T>]) -> ArrayD<T>;
+    fn forward(&self, inputs: &[ArrayViewD<'_, T>]) -> ArrayD<T>;
 
     /// Gradients of the loss with respect to each input, given the gradient
     /// `grad_out` with respect to the output.
     fn backward(
         &self,
-        inputs: &[&ArrayD<T>],
-        output: &ArrayD<T>,
-        grad_out: &ArrayD<T>,
+        inputs: &[ArrayViewD<'_, T>],
+        output: &ArrayViewD<'_, T>,
+        grad_out: &ArrayViewD<'_, T>,
     ) -> Vec<ArrayD<T>>;
 }
 
@@ -68,20 +68,20 @@ impl<T: Element> Tensor<T> {
     ///
     /// ```
     /// use reverse::tensor::{CustomOp, Tensor};
-    /// use ndarray::ArrayD;
+    /// use ndarray::{ArrayD, ArrayViewD};
     ///
     /// /// x * y, written by hand.
     /// struct Product;
     ///
     /// impl CustomOp for Product {
-    ///     fn name(&self) -> &str {
+    ///     fn name(&self) -> &'static str {
     ///         "product"
     ///     }
-    ///     fn forward(&self, x: &[&ArrayD<f64>]) -> ArrayD<f64> {
-    ///         x[0] * x[1]
+    ///     fn forward(&self, x: &[ArrayViewD<f64>]) -> ArrayD<f64> {
+    ///         &x[0] * &x[1]
     ///     }
-    ///     fn backward(&self, x: &[&ArrayD<f64>], _: &ArrayD<f64>, g: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
-    ///         vec![g * x[1], g * x[0]]
+    ///     fn backward(&self, x: &[ArrayViewD<f64>], _: &ArrayViewD<f64>, g: &ArrayViewD<f64>) -> Vec<ArrayD<f64>> {
+    ///         vec![g * &x[1], g * &x[0]]
     ///     }
     /// }
     ///
@@ -92,13 +92,13 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn custom(op: impl CustomOp<T> + 'static, inputs: &[&Tensor<T>]) -> Tensor<T> {
         let out = {
-            let datas: Vec<_> = inputs.iter().map(|t| t.data()).collect();
-            let arrays: Vec<&ArrayD<T>> = datas.iter().map(|d| &**d).collect();
-            op.forward(&arrays)
+            let datas: Vec<_> = inputs.iter().map(|t| t.read()).collect();
+            let views: Vec<_> = datas.iter().map(|d| d.view()).collect();
+            op.forward(&views)
         };
-        let name = op.name().to_string();
-        Tensor::from_op(out, name, inputs, move |args| {
-            op.backward(args.inputs, args.output, &args.grad)
+        Tensor::from_op(out, op.name(), inputs, move |args| {
+            let inputs: Vec<_> = args.inputs.iter().map(|a| a.view()).collect();
+            op.backward(&inputs, &args.output.view(), &args.grad.view())
                 .into_iter()
                 .map(Some)
                 .collect()

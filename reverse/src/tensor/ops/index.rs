@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use ndarray::{ArrayD, Axis, IxDyn, Slice, Zip};
+use ndarray::{ArrayD, ArrayRefD, Axis, IxDyn, Slice, Zip};
 
 use super::axis;
 use super::shape::scatter_add;
@@ -21,7 +21,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], true);
     /// let y = x.index_select(-1, &[2, 2, 0]).unwrap();
-    /// assert_eq!(*y.data(), array![[3.0, 3.0, 1.0], [6.0, 6.0, 4.0]].into_dyn());
+    /// assert_eq!(y.data(), array![[3.0, 3.0, 1.0], [6.0, 6.0, 4.0]].into_dyn());
     /// y.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![[1.0, 0.0, 2.0], [1.0, 0.0, 2.0]].into_dyn());
     /// assert!(x.index_select(1, &[3]).is_err());
@@ -39,7 +39,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], true);
     /// let y = x.select_rows(&[2, 0, 2]).unwrap();
-    /// assert_eq!(*y.data(), array![[5.0, 6.0], [1.0, 2.0], [5.0, 6.0]].into_dyn());
+    /// assert_eq!(y.data(), array![[5.0, 6.0], [1.0, 2.0], [5.0, 6.0]].into_dyn());
     /// y.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![[1.0, 1.0], [0.0, 0.0], [2.0, 2.0]].into_dyn());
     /// assert!(x.select_rows(&[3]).is_err());
@@ -55,7 +55,8 @@ impl<T: Element> Tensor<T> {
         indices: &[usize],
     ) -> Result<Tensor<T>, TensorError> {
         let (out, a) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let a = axis(op, axis_, x.shape(), x.ndim())?;
             if let Some(&bad) = indices.iter().find(|&&i| i >= x.shape()[a]) {
                 return Err(TensorError::Index {
@@ -86,7 +87,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], true);
     /// let y = x.narrow(1, 1, 2).unwrap();
-    /// assert_eq!(*y.data(), array![[2.0, 3.0], [5.0, 6.0]].into_dyn());
+    /// assert_eq!(y.data(), array![[2.0, 3.0], [5.0, 6.0]].into_dyn());
     /// assert!(x.narrow(1, 2, 2).is_err());
     /// ```
     pub fn narrow(&self, axis_: isize, start: usize, len: usize) -> Result<Tensor<T>, TensorError> {
@@ -101,7 +102,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![10.0, 20.0, 30.0, 40.0], true);
     /// let y = x.slice_rows(1..3).unwrap();
-    /// assert_eq!(*y.data(), array![20.0, 30.0].into_dyn());
+    /// assert_eq!(y.data(), array![20.0, 30.0].into_dyn());
     /// y.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![0.0, 1.0, 1.0, 0.0].into_dyn());
     /// assert!(x.slice_rows(2..5).is_err());
@@ -117,7 +118,8 @@ impl<T: Element> Tensor<T> {
         range: Range<usize>,
     ) -> Result<Tensor<T>, TensorError> {
         let (out, a) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let a = axis(op, axis_, x.shape(), x.ndim())?;
             if range.end > x.shape()[a] || range.start > range.end {
                 return Err(TensorError::Range {
@@ -150,14 +152,15 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], true);
     /// let picked = x.gather(1, &array![[2], [0]].into_dyn()).unwrap();
-    /// assert_eq!(*picked.data(), array![[3.0], [4.0]].into_dyn());
+    /// assert_eq!(picked.data(), array![[3.0], [4.0]].into_dyn());
     /// picked.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]].into_dyn());
     /// assert!(x.gather(1, &array![[3], [0]].into_dyn()).is_err());
     /// ```
     pub fn gather(&self, axis_: isize, index: &ArrayD<usize>) -> Result<Tensor<T>, TensorError> {
         let (out, a) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let a = axis("gather", axis_, x.shape(), x.ndim())?;
             let fits = index.ndim() == x.ndim()
                 && (0..x.ndim()).all(|d| d == a || index.shape()[d] <= x.shape()[d]);
@@ -222,7 +225,7 @@ impl<T: Element> Tensor<T> {
     /// let a = Tensor::new(array![1.0, 2.0], true);
     /// let b = Tensor::new(array![3.0, 4.0], false);
     /// let s = Tensor::stack(&[&a, &b], -1).unwrap();
-    /// assert_eq!(*s.data(), array![[1.0, 3.0], [2.0, 4.0]].into_dyn());
+    /// assert_eq!(s.data(), array![[1.0, 3.0], [2.0, 4.0]].into_dyn());
     /// s.sum().backward().unwrap();
     /// assert_eq!(a.grad().unwrap(), array![1.0, 1.0].into_dyn());
     /// ```
@@ -246,9 +249,9 @@ impl<T: Element> Tensor<T> {
         let shape0 = first.shape();
         let ndim = shape0.len() + new_axis as usize;
         let a = axis(op, axis_, &shape0, ndim)?;
-        let datas: Vec<_> = tensors.iter().map(|t| t.data()).collect();
+        let datas: Vec<_> = tensors.iter().map(|t| t.read()).collect();
         for d in &datas {
-            let agrees = d.ndim() == shape0.len()
+            let agrees = d.shape().len() == shape0.len()
                 && (0..shape0.len()).all(|k| (k == a && !new_axis) || d.shape()[k] == shape0[k]);
             if !agrees {
                 return Err(TensorError::ShapeMismatch {
@@ -302,7 +305,7 @@ impl<T: Element> Tensor<T> {
     /// let x = Tensor::new(array![1.0, 2.0, 3.0], true);
     /// let cond = x.data().mapv(|v| v > 1.5);
     /// let y = Tensor::where_(&cond, &x, &Tensor::scalar(0.0)).unwrap();
-    /// assert_eq!(*y.data(), array![0.0, 2.0, 3.0].into_dyn());
+    /// assert_eq!(y.data(), array![0.0, 2.0, 3.0].into_dyn());
     /// y.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![0.0, 1.0, 1.0].into_dyn());
     /// ```
@@ -312,7 +315,8 @@ impl<T: Element> Tensor<T> {
         y: &Tensor<T>,
     ) -> Result<Tensor<T>, TensorError> {
         let (out, cond) = {
-            let (a, b) = (x.data(), y.data());
+            let (a, b) = (x.read(), y.read());
+            let (a, b) = (a.view(), b.view());
             let ab = broadcast_shapes("where_", a.shape(), b.shape())?;
             let shape = broadcast_shapes("where_", condition.shape(), &ab)?;
             let view = |s: &[usize]| IxDyn(s);
@@ -328,7 +332,7 @@ impl<T: Element> Tensor<T> {
         };
         Ok(Tensor::from_op(out, "where_", &[x, y], move |args| {
             let g = &args.grad;
-            let side = |take: bool, input: &ArrayD<T>| {
+            let side = |take: bool, input: &ArrayRefD<T>| {
                 let picked = Zip::from(g)
                     .and(&cond)
                     .map_collect(|&g, &c| if c == take { g } else { T::zero() });
@@ -350,7 +354,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
     /// let y = x.masked_fill(&array![true, false].into_dyn(), -1.0).unwrap();
-    /// assert_eq!(*y.data(), array![[-1.0, 2.0], [-1.0, 4.0]].into_dyn());
+    /// assert_eq!(y.data(), array![[-1.0, 2.0], [-1.0, 4.0]].into_dyn());
     /// y.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![[0.0, 1.0], [0.0, 1.0]].into_dyn());
     /// assert!(x.masked_fill(&array![true, false, true].into_dyn(), 0.0).is_err());
@@ -365,7 +369,7 @@ impl<T: Element> Tensor<T> {
             });
         };
         let mask = mask.to_owned();
-        let out = Zip::from(&*self.data())
+        let out = Zip::from(self.read().view())
             .and(&mask)
             .map_collect(|&v, &m| if m { value } else { v });
         Ok(Tensor::from_op(out, "masked_fill", &[self], move |args| {

@@ -6,7 +6,7 @@
 //! promotion every case has the same backward, matrix by matrix: `dA = G · Bᵀ` and
 //! `dB = Aᵀ · G`, summed over the batch axes that were broadcast.
 
-use ndarray::{ArrayD, Axis, CowArray, Ix3, IxDyn};
+use ndarray::{ArrayD, ArrayRefD, Axis, CowArray, Ix3, IxDyn};
 
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
 use crate::tensor::ops::gemm::mat_mul_into;
@@ -60,7 +60,7 @@ fn plan(lhs: &[usize], rhs: &[usize]) -> Result<Plan, TensorError> {
 /// `x` (of the promoted shape `promoted`) broadcast over `batch` as a `(count, rows, cols)`
 /// stack, without a copy when nothing is broadcast.
 fn stack<'a, T: Element>(
-    x: &'a ArrayD<T>,
+    x: &'a ArrayRefD<T>,
     promoted: &[usize],
     batch: &[usize],
 ) -> CowArray<'a, T, Ix3> {
@@ -100,7 +100,7 @@ impl<T: Element> Tensor<T> {
     /// let w = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
     /// let x = Tensor::new(array![2.0, 3.0], true);
     /// let y = w.matmul(&x).unwrap();
-    /// assert_eq!(*y.data(), array![8.0, 18.0].into_dyn());
+    /// assert_eq!(y.data(), array![8.0, 18.0].into_dyn());
     /// assert_eq!(x.matmul(&x).unwrap().item().unwrap(), 13.0);
     /// assert!(w.matmul(&Tensor::zeros(&[3])).is_err());
     ///
@@ -114,7 +114,8 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn matmul(&self, other: &Tensor<T>) -> Result<Tensor<T>, TensorError> {
         let (out, plan) = {
-            let (a, b) = (self.data(), other.data());
+            let (a, b) = (self.read(), other.read());
+            let (a, b) = (a.view(), b.view());
             let plan = plan(a.shape(), b.shape())?;
             let (sa, sb) = (
                 stack(&a, &plan.a, &plan.batch),

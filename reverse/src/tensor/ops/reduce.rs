@@ -4,7 +4,7 @@
 //! PyTorch. The backward of a sum copies the output gradient to every input element that was
 //! summed (a broadcast); a mean also divides by the count; `logsumexp` weights by the softmax.
 
-use ndarray::{ArrayD, Axis, CowArray, IxDyn, Zip};
+use ndarray::{ArrayD, ArrayRefD, Axis, CowArray, IxDyn, Zip};
 
 use super::{axes, axis};
 use crate::tensor::{Element, Tensor, TensorError};
@@ -19,7 +19,7 @@ fn kept_shape(input: &[usize], axes: &[usize]) -> Vec<usize> {
 }
 
 /// Sums `x` over the sorted `axes`, keeping them at length 1.
-fn sum_kept<T: Element>(x: &ArrayD<T>, axes: &[usize]) -> ArrayD<T> {
+fn sum_kept<T: Element>(x: &ArrayRefD<T>, axes: &[usize]) -> ArrayD<T> {
     let mut out = CowArray::from(x.view());
     for &a in axes {
         out = out.sum_axis(Axis(a)).insert_axis(Axis(a)).into();
@@ -47,7 +47,7 @@ fn finish<T: Element>(
 
 /// The output gradient, reshaped with the reduced axes at length 1 and broadcast back over
 /// the input.
-fn spread<T: Element>(grad: &ArrayD<T>, input: &[usize], axes: &[usize]) -> ArrayD<T> {
+fn spread<T: Element>(grad: &ArrayRefD<T>, input: &[usize], axes: &[usize]) -> ArrayD<T> {
     let kept = kept_shape(input, axes);
     let g = grad
         .to_shape(IxDyn(&kept))
@@ -92,7 +92,8 @@ impl<T: Element> Tensor<T> {
 
     fn reduce_all(&self, op: &'static str, mean: bool) -> Tensor<T> {
         let (total, n) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             (x.sum(), T::constant(x.len() as f64))
         };
         let scale = if mean { n.recip() } else { T::one() };
@@ -113,8 +114,8 @@ impl<T: Element> Tensor<T> {
     /// use reverse::tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
-    /// assert_eq!(*x.sum_axis(0, false).unwrap().data(), array![5.0, 7.0, 9.0].into_dyn());
-    /// assert_eq!(*x.sum_axis(-1, true).unwrap().data(), array![[6.0], [15.0]].into_dyn());
+    /// assert_eq!(x.sum_axis(0, false).unwrap().data(), array![5.0, 7.0, 9.0].into_dyn());
+    /// assert_eq!(x.sum_axis(-1, true).unwrap().data(), array![[6.0], [15.0]].into_dyn());
     /// assert!(x.sum_axis(2, false).is_err());
     /// ```
     pub fn sum_axis(&self, axis: isize, keepdims: bool) -> Result<Tensor<T>, TensorError> {
@@ -129,7 +130,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 6.0]], true);
     /// let m = x.mean_axis(1, false).unwrap();
-    /// assert_eq!(*m.data(), array![1.5, 4.5].into_dyn());
+    /// assert_eq!(m.data(), array![1.5, 4.5].into_dyn());
     /// m.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), ArrayD::from_elem(vec![2, 2], 0.5));
     /// ```
@@ -159,7 +160,7 @@ impl<T: Element> Tensor<T> {
     /// use reverse::tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[[1.0, 2.0], [3.0, 4.0]]], false); // (1, 2, 2)
-    /// assert_eq!(*x.mean_axes(&[1, 2], false).unwrap().data(), array![2.5].into_dyn());
+    /// assert_eq!(x.mean_axes(&[1, 2], false).unwrap().data(), array![2.5].into_dyn());
     /// ```
     pub fn mean_axes(&self, axes: &[isize], keepdims: bool) -> Result<Tensor<T>, TensorError> {
         self.reduce_axes("mean_axes", axes, keepdims, true)
@@ -173,7 +174,8 @@ impl<T: Element> Tensor<T> {
         mean: bool,
     ) -> Result<Tensor<T>, TensorError> {
         let (out, axes, scale) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let axes = axes(op, given, x.shape())?;
             let count: usize = axes.iter().map(|&a| x.shape()[a]).product();
             let scale = if mean {
@@ -207,7 +209,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 3.0, 3.0], [2.0, f64::NAN, 0.0]], true);
     /// let m = x.max_axis(-1, false).unwrap();
-    /// assert_eq!(*m.data(), array![3.0, 2.0].into_dyn());
+    /// assert_eq!(m.data(), array![3.0, 2.0].into_dyn());
     /// m.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]].into_dyn());
     /// ```
@@ -223,7 +225,7 @@ impl<T: Element> Tensor<T> {
     /// use reverse::tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 3.0], [4.0, -2.0]], false);
-    /// assert_eq!(*x.min_axis(0, true).unwrap().data(), array![[1.0, -2.0]].into_dyn());
+    /// assert_eq!(x.min_axis(0, true).unwrap().data(), array![[1.0, -2.0]].into_dyn());
     /// ```
     pub fn min_axis(&self, axis: isize, keepdims: bool) -> Result<Tensor<T>, TensorError> {
         self.extreme("min_axis", axis, keepdims, T::min)
@@ -237,7 +239,8 @@ impl<T: Element> Tensor<T> {
         pick: fn(T, T) -> T,
     ) -> Result<Tensor<T>, TensorError> {
         let (out, k, share) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let k = axis(op, axis_, x.shape(), x.ndim())?;
             let kept = x
                 .fold_axis(Axis(k), T::nan(), |&m, &v| pick(m, v))
@@ -274,13 +277,14 @@ impl<T: Element> Tensor<T> {
     /// let x = Tensor::new(array![[0.0, 0.0], [1000.0, 1000.0]], true);
     /// let l = x.logsumexp(-1, false).unwrap();
     /// let ln2 = 2.0_f64.ln();
-    /// assert_eq!(*l.data(), array![ln2, 1000.0 + ln2].into_dyn());
+    /// assert_eq!(l.data(), array![ln2, 1000.0 + ln2].into_dyn());
     /// l.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![[0.5, 0.5], [0.5, 0.5]].into_dyn());
     /// ```
     pub fn logsumexp(&self, axis_: isize, keepdims: bool) -> Result<Tensor<T>, TensorError> {
         let (out, k, softmax) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let k = axis("logsumexp", axis_, x.shape(), x.ndim())?;
             let (lse, softmax) = logsumexp_kept(&x, k);
             (finish(lse, x.shape(), &[k], keepdims), k, softmax)
@@ -297,14 +301,14 @@ impl<T: Element> Tensor<T> {
 }
 
 /// `ln Σ eˣ` along axis `k`, kept at length 1, and the softmax along it.
-pub(crate) fn logsumexp_kept<T: Element>(x: &ArrayD<T>, k: usize) -> (ArrayD<T>, ArrayD<T>) {
+pub(crate) fn logsumexp_kept<T: Element>(x: &ArrayRefD<T>, k: usize) -> (ArrayD<T>, ArrayD<T>) {
     // The shift: the largest element, or 0 where it is infinite (all −∞, or some +∞), so that
     // the sum gives −∞ or +∞ instead of NaN.
     let shift = x
         .fold_axis(Axis(k), T::neg_infinity(), |&m, &v| m.max(v))
         .mapv(|m| if m.is_finite() { m } else { T::zero() })
         .insert_axis(Axis(k));
-    let e = (x - &shift).mapv(T::exp);
+    let e = (x - &*shift).mapv(T::exp);
     let sum = e.sum_axis(Axis(k)).insert_axis(Axis(k));
     let lse = Zip::from(&sum).and(&shift).map_collect(|&s, &m| s.ln() + m);
     // From the shifted exponentials, not e^(x − lse): that would carry lse's rounding error,

@@ -4,7 +4,7 @@
 //! the same way (`expand` sums it over the axes it repeated). Axes are `isize`, negative ones
 //! counting from the end.
 
-use ndarray::{ArrayD, Axis, IxDyn};
+use ndarray::{ArrayD, ArrayRefD, Axis, IxDyn};
 
 use super::axis;
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape};
@@ -32,10 +32,10 @@ impl<T: Element> Tensor<T> {
     /// use reverse::tensor::Tensor;
     ///
     /// let m = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
-    /// assert_eq!(*m.t().data(), array![[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]].into_dyn());
+    /// assert_eq!(m.t().data(), array![[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]].into_dyn());
     /// ```
     pub fn t(&self) -> Tensor<T> {
-        let out = self.data().t().as_standard_layout().into_owned();
+        let out = self.read().view().t().as_standard_layout().into_owned();
         Tensor::from_op(out, "t", &[self], |args| {
             vec![Some(args.grad.t().as_standard_layout().into_owned())]
         })
@@ -55,7 +55,8 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn transpose(&self, d0: isize, d1: isize) -> Result<Tensor<T>, TensorError> {
         let (out, a, b) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let a = axis("transpose", d0, x.shape(), x.ndim())?;
             let b = axis("transpose", d1, x.shape(), x.ndim())?;
             let mut v = x.view();
@@ -85,7 +86,8 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor<T>, TensorError> {
         let out = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             if x.len() != shape.iter().product::<usize>() {
                 return Err(TensorError::Reshape {
                     from: x.shape().to_vec(),
@@ -170,7 +172,8 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn expand(&self, shape: &[usize]) -> Result<Tensor<T>, TensorError> {
         let out = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let to = broadcast_shapes("expand", x.shape(), shape)?;
             if to != shape {
                 return Err(TensorError::Broadcast {
@@ -194,7 +197,7 @@ impl<T: Element> Tensor<T> {
 
 /// The gradient of a selection along `axis`: `grad`'s entries added back at `indices`.
 pub(crate) fn scatter_add<T: Element>(
-    grad: &ArrayD<T>,
+    grad: &ArrayRefD<T>,
     input: &[usize],
     axis: usize,
     indices: &[usize],

@@ -18,19 +18,20 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![[1.0, 1.0], [0.0, 1000.0]], true);
     /// let p = x.softmax(-1).unwrap();
-    /// assert_eq!(*p.data(), array![[0.5, 0.5], [0.0, 1.0]].into_dyn());
+    /// assert_eq!(p.data(), array![[0.5, 0.5], [0.0, 1.0]].into_dyn());
     /// // Softmax sums to one, so a plain sum has zero gradient.
     /// p.sum().backward().unwrap();
     /// assert!(x.grad().unwrap().iter().all(|g: &f64| g.abs() < 1e-15));
     /// ```
     pub fn softmax(&self, axis_: isize) -> Result<Tensor<T>, TensorError> {
         let (y, k) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let k = axis("softmax", axis_, x.shape(), x.ndim())?;
             (logsumexp_kept(&x, k).1, k)
         };
         Ok(Tensor::from_op(y, "softmax", &[self], move |args| {
-            let (y, g) = (args.output, &args.grad);
+            let (y, g) = (args.output, &*args.grad);
             let dot = (g * y).sum_axis(Axis(k)).insert_axis(Axis(k));
             let dx = Zip::from(g)
                 .and(y)
@@ -49,14 +50,15 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![0.0, 0.0], false);
     /// let l = x.log_softmax(0).unwrap();
-    /// assert_eq!(*l.data(), array![-(2.0_f64.ln()), -(2.0_f64.ln())].into_dyn());
+    /// assert_eq!(l.data(), array![-(2.0_f64.ln()), -(2.0_f64.ln())].into_dyn());
     /// ```
     pub fn log_softmax(&self, axis_: isize) -> Result<Tensor<T>, TensorError> {
         let (out, k, softmax) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let k = axis("log_softmax", axis_, x.shape(), x.ndim())?;
             let (lse, softmax) = logsumexp_kept(&x, k);
-            (&*x - &lse, k, softmax)
+            (&*x - &*lse, k, softmax)
         };
         Ok(Tensor::from_op(out, "log_softmax", &[self], move |args| {
             let g = &args.grad;
@@ -92,7 +94,8 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn cross_entropy(&self, targets: &[usize]) -> Result<Tensor<T>, TensorError> {
         let (loss, softmax, targets) = {
-            let x = self.data();
+            let x = self.read();
+            let x = x.view();
             let shape = x.shape().to_vec();
             let x2 = match shape.len() {
                 1 => x.view().insert_axis(Axis(0)),

@@ -9,12 +9,11 @@
 //! errors. Kinks take the table's conventions: `abs` and `relu` have derivative 0 at 0, and
 //! `clamp` has ½ at its bounds (the tie of `max`/`min`).
 
-use ndarray::{ArrayD, ArrayViewD, Zip};
 use shared_ops::rules::{self, Max, Min, Powf, Powi};
 use shared_ops::{Binary, Op, Unary};
 
-use super::chain;
-use crate::tensor::{Element, Tensor, is_grad_enabled};
+use crate::tensor::storage::{Buf, Storage};
+use crate::tensor::{Element, Tensor};
 
 /// A scalar exponent as a one-argument rule: `x ↦ xᵖ` through the two-argument `Powf` rule.
 #[derive(Clone, Copy)]
@@ -77,24 +76,16 @@ impl<T: Element> Tensor<T> {
     }
 
     /// `kernel` over the elements in row-major order, writing values and, when the result
-    /// records a graph, partials, which are kept as a plain vector in row-major order (an
-    /// `ArrayD` would add 112 bytes to every node).
+    /// records a graph, partials, which the node keeps in row-major order (one element inline).
     pub(crate) fn map_with_partial(
         &self,
         op: &'static str,
-        kernel: impl Elementwise<T> + 'static,
+        kernel: impl Elementwise<T>,
     ) -> Tensor<T> {
-        let x = self.data();
-        let x = x.as_standard_layout();
-        let xs = x.as_slice().expect("a standard layout is contiguous");
-        let mut y = vec![T::zero(); xs.len()];
-        let record = is_grad_enabled() && self.requires_grad();
-        let mut dx = if record {
-            vec![T::zero(); xs.len()]
-        } else {
-            Vec::new()
-        };
-        let d = record.then_some(&mut dx[..]);
+        let x = self.read();
+        let xs = x.as_slice();
+        let mut y = Buf::filled(xs.len(), T::zero());
+        let mut dx = Tensor::records(&[self]).then(|| Buf::filled(xs.len(), T::zero()));
         // The kernel compiled again for the CPU's widest vectors (AVX-512 where there is one,
         // else AVX2 with FMA): the rule table's tanh kernel took 43 µs for 16 384 elements
         // with AVX-512, 97 µs in the baseline SSE2 build. The same operations in the same
@@ -102,33 +93,12 @@ impl<T: Element> Tensor<T> {
         pulp::Arch::new().dispatch(Run {
             kernel: &kernel,
             x: xs,
-            y: &mut y,
-            d,
+            y: y.as_mut_slice(),
+            d: dx.as_mut().map(Buf::as_mut_slice),
         });
-        let y = ArrayD::from_shape_vec(x.raw_dim(), y).expect("one value per element");
+        let y = Storage::new(x.raw_dim(), y);
         drop(x);
-        if !record {
-            return Tensor::from_op(y, op, &[self], |_| vec![None]);
-        }
-        Tensor::from_op(y, op, &[self], move |args| {
-            // The input's gradient overwrites the result's, which has its shape.
-            let mut g = args.grad;
-            // Row-major like the partials (nearly always): a loop over two slices. `Zip` over
-            // views spends hundreds of instructions on layouts per call, which for small
-            // tensors is most of a backward pass (callgrind, `tensor_memory`'s chain of
-            // one-element tensors: 1 780 → 1 050 instructions per operation).
-            if let Some(gs) = g.as_slice_mut() {
-                for (g, &d) in gs.iter_mut().zip(&dx) {
-                    *g = chain(*g, d);
-                }
-            } else {
-                let d = ArrayViewD::from_shape(g.raw_dim(), &dx).expect("one partial per element");
-                Zip::from(&mut g)
-                    .and(&d)
-                    .for_each(|g, &d| *g = chain(*g, d));
-            }
-            vec![Some(g)]
-        })
+        self.elementwise_result(y, op, dx)
     }
 
     /// `xⁿ` for an integer exponent; derivative `n xⁿ⁻¹` (and 0 for `n = 0`).
@@ -168,7 +138,7 @@ impl<T: Element> Tensor<T> {
     ///
     /// let x = Tensor::new(array![-2.0, 0.0, 1.0, 3.0], true);
     /// let y = x.clamp(-1.0, 1.0);
-    /// assert_eq!(*y.data(), array![-1.0, 0.0, 1.0, 1.0].into_dyn());
+    /// assert_eq!(y.data(), array![-1.0, 0.0, 1.0, 1.0].into_dyn());
     /// y.sum().backward().unwrap();
     /// assert_eq!(x.grad().unwrap(), array![0.0, 1.0, 0.5, 0.0].into_dyn());
     /// ```

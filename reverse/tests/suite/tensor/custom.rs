@@ -6,17 +6,17 @@ use super::*;
 struct UserSigmoid;
 
 impl CustomOp for UserSigmoid {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "user_sigmoid"
     }
-    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+    fn forward(&self, inputs: &[ArrayViewD<f64>]) -> ArrayD<f64> {
         inputs[0].mapv(|x| 1.0 / (1.0 + (-x).exp()))
     }
     fn backward(
         &self,
-        _inputs: &[&ArrayD<f64>],
-        output: &ArrayD<f64>,
-        grad_out: &ArrayD<f64>,
+        _inputs: &[ArrayViewD<f64>],
+        output: &ArrayViewD<f64>,
+        grad_out: &ArrayViewD<f64>,
     ) -> Vec<ArrayD<f64>> {
         vec![grad_out * &output.mapv(|s| s * (1.0 - s))]
     }
@@ -26,17 +26,17 @@ impl CustomOp for UserSigmoid {
 struct Softplus;
 
 impl CustomOp for Softplus {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "softplus"
     }
-    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+    fn forward(&self, inputs: &[ArrayViewD<f64>]) -> ArrayD<f64> {
         inputs[0].mapv(|x| x.exp().ln_1p())
     }
     fn backward(
         &self,
-        inputs: &[&ArrayD<f64>],
-        _output: &ArrayD<f64>,
-        grad_out: &ArrayD<f64>,
+        inputs: &[ArrayViewD<f64>],
+        _output: &ArrayViewD<f64>,
+        grad_out: &ArrayViewD<f64>,
     ) -> Vec<ArrayD<f64>> {
         vec![grad_out * &inputs[0].mapv(|x| 1.0 / (1.0 + (-x).exp()))]
     }
@@ -46,27 +46,37 @@ impl CustomOp for Softplus {
 struct WrongCount;
 
 impl CustomOp for WrongCount {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "wrong_count"
     }
-    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
-        inputs[0].clone()
+    fn forward(&self, inputs: &[ArrayViewD<f64>]) -> ArrayD<f64> {
+        inputs[0].to_owned()
     }
-    fn backward(&self, _: &[&ArrayD<f64>], _: &ArrayD<f64>, g: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
-        vec![g.clone(), g.clone()]
+    fn backward(
+        &self,
+        _: &[ArrayViewD<f64>],
+        _: &ArrayViewD<f64>,
+        g: &ArrayViewD<f64>,
+    ) -> Vec<ArrayD<f64>> {
+        vec![g.to_owned(), g.to_owned()]
     }
 }
 
 struct WrongShape;
 
 impl CustomOp for WrongShape {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "wrong_shape"
     }
-    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
-        inputs[0].clone()
+    fn forward(&self, inputs: &[ArrayViewD<f64>]) -> ArrayD<f64> {
+        inputs[0].to_owned()
     }
-    fn backward(&self, _: &[&ArrayD<f64>], _: &ArrayD<f64>, _: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
+    fn backward(
+        &self,
+        _: &[ArrayViewD<f64>],
+        _: &ArrayViewD<f64>,
+        _: &ArrayViewD<f64>,
+    ) -> Vec<ArrayD<f64>> {
         vec![ArrayD::zeros(IxDyn(&[7]))]
     }
 }
@@ -124,13 +134,18 @@ fn custom_op_errors() {
 struct ColumnMajorTranspose;
 
 impl CustomOp for ColumnMajorTranspose {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "column_major_transpose"
     }
-    fn forward(&self, inputs: &[&ArrayD<f64>]) -> ArrayD<f64> {
+    fn forward(&self, inputs: &[ArrayViewD<f64>]) -> ArrayD<f64> {
         inputs[0].t().as_standard_layout().into_owned()
     }
-    fn backward(&self, _: &[&ArrayD<f64>], _: &ArrayD<f64>, g: &ArrayD<f64>) -> Vec<ArrayD<f64>> {
+    fn backward(
+        &self,
+        _: &[ArrayViewD<f64>],
+        _: &ArrayViewD<f64>,
+        g: &ArrayViewD<f64>,
+    ) -> Vec<ArrayD<f64>> {
         let back = g.t().to_owned();
         assert!(
             back.as_slice().is_none(),

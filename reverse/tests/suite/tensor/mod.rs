@@ -2,7 +2,7 @@
 //! `reverse::tensor`, through its public API.
 
 use approx::assert_abs_diff_eq;
-use ndarray::{ArrayD, IxDyn, array};
+use ndarray::{ArrayD, ArrayViewD, IxDyn, array};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -66,7 +66,7 @@ fn check_gradients(
                 .map(|a| Tensor::new(a.clone(), false))
                 .collect();
             let o = f(&ts);
-            (&*o.data() * &w).sum()
+            (&o.data() * &w).sum()
         })
     };
 

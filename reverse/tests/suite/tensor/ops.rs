@@ -177,7 +177,7 @@ proptest! {
 fn shape_ops_give_numpy_values() {
     let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
     let y = Tensor::new(array![[10.0, 20.0, 30.0], [40.0, 50.0, 60.0]], false);
-    let v = |k| shape_op(k, &x, &y).data().clone();
+    let v = |k| shape_op(k, &x, &y).data();
     assert_eq!(v(0), array![[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]].into_dyn());
     assert_eq!(v(1).shape(), &[2, 4, 3]);
     assert_eq!(v(1).index_axis(ndarray::Axis(1), 3), x.data().view());
@@ -267,7 +267,7 @@ fn product_kernels_against_plain_sums() {
             .sum()
             .backward()
             .unwrap();
-        let got = [c.data().clone(), ta.grad().unwrap(), tb.grad().unwrap()];
+        let got = [c.data(), ta.grad().unwrap(), tb.grad().unwrap()];
         for (g, e) in got.iter().zip(&want) {
             assert_eq!(g.shape(), e.shape(), "{m}×{k}·{k}×{n}");
             for (x, y) in g.iter().zip(e) {
@@ -288,7 +288,7 @@ fn product_kernels_against_plain_sums() {
             .sum()
             .backward()
             .unwrap();
-        let got = [c.data().clone(), ta.grad().unwrap(), tb.grad().unwrap()];
+        let got = [c.data(), ta.grad().unwrap(), tb.grad().unwrap()];
         for (g, e) in got.iter().zip(&want) {
             for (x, y) in g.iter().zip(e) {
                 assert!(

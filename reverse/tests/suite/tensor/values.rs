@@ -61,7 +61,7 @@ fn scalar_arithmetic_on_both_sides() {
     let y = (2.0 - &x) * 3.0 + 1.0 / &x + x.clone() / 2.0 - 1.0;
     // y = 3(2 - x) + 1/x + x/2 - 1
     assert_eq!(
-        *y.data(),
+        y.data(),
         array![3.0 + 1.0 + 0.5 - 1.0, 0.0 + 0.5 + 1.0 - 1.0].into_dyn()
     );
     y.sum().backward().unwrap();
@@ -71,8 +71,8 @@ fn scalar_arithmetic_on_both_sides() {
         array![-3.0 - 1.0 + 0.5, -3.0 - 0.25 + 0.5].into_dyn()
     );
     let n = -&x;
-    assert_eq!(*n.data(), array![-1.0, -2.0].into_dyn());
-    assert_eq!(*(-(x.clone())).data(), array![-1.0, -2.0].into_dyn());
+    assert_eq!(n.data(), array![-1.0, -2.0].into_dyn());
+    assert_eq!((-(x.clone())).data(), array![-1.0, -2.0].into_dyn());
 }
 
 #[test]
@@ -107,7 +107,7 @@ fn matmul_all_rank_combinations() {
 
     // matrix . vector -> (2,)
     let mv = m.matmul(&v3).unwrap();
-    assert_eq!(*mv.data(), array![5.0, 11.0].into_dyn());
+    assert_eq!(mv.data(), array![5.0, 11.0].into_dyn());
     mv.backward_with(array![1.0, 10.0]).unwrap();
     assert_eq!(
         grad_of(&m),
@@ -118,7 +118,7 @@ fn matmul_all_rank_combinations() {
 
     // vector . matrix -> (3,)
     let vm = v2.matmul(&m).unwrap();
-    assert_eq!(*vm.data(), array![-10.0, -11.0, -12.0].into_dyn());
+    assert_eq!(vm.data(), array![-10.0, -11.0, -12.0].into_dyn());
     vm.backward_with(array![1.0, 0.0, -1.0]).unwrap();
     assert_eq!(grad_of(&v2), array![-2.0, -2.0].into_dyn());
     assert_eq!(
@@ -129,7 +129,7 @@ fn matmul_all_rank_combinations() {
 
     // matrix . matrix -> (2, 2)
     let mm = m.matmul(&m.t()).unwrap();
-    assert_eq!(*mm.data(), array![[14.0, 32.0], [32.0, 77.0]].into_dyn());
+    assert_eq!(mm.data(), array![[14.0, 32.0], [32.0, 77.0]].into_dyn());
     mm.sum().backward().unwrap();
     // d/dM sum(M M^T) = (1 1^T) M + ((1 1^T)^T M) = 2 * column sums broadcast
     assert_eq!(
@@ -199,15 +199,15 @@ fn reductions_forward_values() {
     assert_eq!(x.sum().item().unwrap(), 21.0);
     assert_eq!(x.mean().item().unwrap(), 3.5);
     assert_eq!(
-        *x.mean_axis(0, false).unwrap().data(),
+        x.mean_axis(0, false).unwrap().data(),
         array![2.5, 3.5, 4.5].into_dyn()
     );
     assert_eq!(
-        *x.mean_axis(0, true).unwrap().data(),
+        x.mean_axis(0, true).unwrap().data(),
         array![[2.5, 3.5, 4.5]].into_dyn()
     );
     assert_eq!(
-        *x.sum_axis(1, false).unwrap().data(),
+        x.sum_axis(1, false).unwrap().data(),
         array![6.0, 15.0].into_dyn()
     );
 }
@@ -215,8 +215,8 @@ fn reductions_forward_values() {
 #[test]
 fn unary_values_and_derivatives_at_kinks() {
     let x = Tensor::new(array![-1.0, 0.0, 4.0], true);
-    assert_eq!(*x.relu().data(), array![0.0, 0.0, 4.0].into_dyn());
-    assert_eq!(*x.abs().data(), array![1.0, 0.0, 4.0].into_dyn());
+    assert_eq!(x.relu().data(), array![0.0, 0.0, 4.0].into_dyn());
+    assert_eq!(x.abs().data(), array![1.0, 0.0, 4.0].into_dyn());
     (x.relu() + x.abs()).sum().backward().unwrap();
     // relu' = [0, 0, 1]; abs' = [-1, 0, 1] (0 at 0 for both)
     assert_eq!(grad_of(&x), array![-1.0, 0.0, 2.0].into_dyn());
@@ -241,7 +241,7 @@ fn unary_values_and_derivatives_at_kinks() {
 #[test]
 fn transpose_reshape_and_rows() {
     let v = Tensor::new(array![1.0, 2.0, 3.0], true);
-    assert_eq!(*v.t().data(), *v.data()); // 1-D transpose is the identity
+    assert_eq!(v.t().data(), v.data()); // 1-D transpose is the identity
     let m = v.reshape(&[3, 1]).unwrap();
     assert_eq!(m.t().shape(), vec![1, 3]);
     let cube = Tensor::<f64>::zeros(&[2, 3, 4]);
@@ -250,7 +250,7 @@ fn transpose_reshape_and_rows() {
     let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], true);
     let picked = x.select_rows(&[1, 1, 0]).unwrap();
     let sliced = x.slice_rows(1..3).unwrap();
-    assert_eq!(*sliced.data(), array![[3.0, 4.0], [5.0, 6.0]].into_dyn());
+    assert_eq!(sliced.data(), array![[3.0, 4.0], [5.0, 6.0]].into_dyn());
     (picked.sum() + (&sliced * 10.0).sum()).backward().unwrap();
     assert_eq!(
         grad_of(&x),
