@@ -83,6 +83,7 @@ mod mutation;
 mod node;
 mod ops;
 pub mod optim;
+pub mod pool;
 mod storage;
 
 pub use element::Element;

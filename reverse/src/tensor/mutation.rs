@@ -90,7 +90,9 @@ impl<T: Element> Tensor<T> {
     /// assert!(x.grad().is_none());
     /// ```
     pub fn zero_grad(&self) {
-        self.0.grad.set(None);
+        if let Some(g) = self.0.grad.take() {
+            super::pool::give_array(*g);
+        }
     }
 
     /// A new leaf with a copy of the data that does not require a gradient:

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use ndarray::{ArrayD, ArrayRefD};
 
 use super::storage::{Buf, Storage};
-use super::{Element, Tensor};
+use super::{Element, Tensor, pool};
 
 /// What an op's backward closure is given.
 ///
@@ -68,6 +68,7 @@ impl<T: Element> Node<T> {
         let acc = match self.grad.take() {
             Some(mut acc) => {
                 *acc += &g;
+                pool::give_array(g);
                 acc
             }
             None => Box::new(g),
@@ -143,9 +144,17 @@ impl<T: Element> std::ops::Deref for Parents<T> {
 }
 
 // Dropping a long chain node by node would recurse once per node and can
-// overflow the stack; unlink the parents iteratively instead.
+// overflow the stack; unlink the parents iteratively instead. A node's large buffers go to
+// the pool, for the next step's graph.
 impl<T: Element> Drop for Node<T> {
     fn drop(&mut self) {
+        self.data.get_mut().recycle();
+        if let Backward::Partials(d) = &mut self.backward {
+            d.recycle();
+        }
+        if let Some(g) = self.grad.get_mut().take() {
+            pool::give_array(*g);
+        }
         let mut stack = std::mem::take(&mut self.parents).into_vec();
         while let Some(t) = stack.pop() {
             if let Ok(mut node) = Rc::try_unwrap(t.0) {

@@ -8,6 +8,8 @@
 
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Dimension, IxDyn};
 
+use crate::tensor::{Element, pool};
+
 /// Elements in row-major order: one inline, or a vector (of any other length).
 #[derive(Clone)]
 pub(crate) enum Buf<T> {
@@ -16,15 +18,6 @@ pub(crate) enum Buf<T> {
 }
 
 impl<T: Copy> Buf<T> {
-    /// `n` copies of `v`.
-    pub(crate) fn filled(n: usize, v: T) -> Buf<T> {
-        if n == 1 {
-            Buf::One(v)
-        } else {
-            Buf::Many(vec![v; n])
-        }
-    }
-
     pub(crate) fn from_vec(v: Vec<T>) -> Buf<T> {
         match *v {
             [x] => Buf::One(x),
@@ -43,6 +36,25 @@ impl<T: Copy> Buf<T> {
         match self {
             Buf::One(x) => std::slice::from_mut(x),
             Buf::Many(v) => v,
+        }
+    }
+}
+
+impl<T: Element> Buf<T> {
+    /// `n` elements with unspecified values, for a kernel that writes every one: a kept
+    /// buffer when there is one ([`pool`]).
+    pub(crate) fn scratch(n: usize) -> Buf<T> {
+        if n == 1 {
+            Buf::One(T::zero())
+        } else {
+            Buf::Many(pool::take(n))
+        }
+    }
+
+    /// Hands the elements to the [`pool`], leaving none.
+    pub(crate) fn recycle(&mut self) {
+        if let Buf::Many(v) = self {
+            pool::give(std::mem::take(v));
         }
     }
 }
@@ -103,6 +115,14 @@ impl<T: Copy> Storage<T> {
     pub(crate) fn view_mut(&mut self) -> ArrayViewMutD<'_, T> {
         ArrayViewMutD::from_shape(self.shape.clone(), self.buf.as_mut_slice())
             .expect("one element per index")
+    }
+
+    /// Hands the elements to the [`pool`]: for a storage about to be dropped.
+    pub(crate) fn recycle(&mut self)
+    where
+        T: Element,
+    {
+        self.buf.recycle();
     }
 
     pub(crate) fn to_array(&self) -> ArrayD<T> {

@@ -26,7 +26,7 @@ use shared_ops::{Binary, rules};
 use super::chain;
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape, reduce_to_shape_owned};
 use crate::tensor::ops::unary::Elementwise;
-use crate::tensor::{Element, Tensor, TensorError};
+use crate::tensor::{Element, Tensor, TensorError, pool};
 
 /// `f(x, y)` elementwise over `x` and `y` broadcast to `shape`.
 ///
@@ -61,7 +61,7 @@ fn tiled<T: Element>(
     if x.shape() != shape || !shape.ends_with(inner) || ys.is_empty() {
         return None;
     }
-    let mut out = Vec::with_capacity(xs.len());
+    let mut out = pool::take_empty(xs.len());
     if let [b] = *ys {
         out.extend(xs.iter().map(|&a| f(a, b)));
     } else {

@@ -10,7 +10,6 @@
 //! [`Tensor::matmul`]: crate::tensor::Tensor::matmul
 
 use std::any::TypeId;
-use std::mem::MaybeUninit;
 
 use ndarray::{ArrayView2, ArrayViewMut2, linalg::general_mat_mul};
 
@@ -27,14 +26,14 @@ macro_rules! kernel_call {
         // every (i, j) with i < m, j < n a distinct element of `c` (checked there), which the
         // `&mut` view owns alone, so nothing the kernel reads aliases what it writes.
         // `read_dst = false` with β = 1 stores exactly a·b (α is not read) into every (i, j),
-        // never reading the destination before it has written it: `c` may be uninitialised.
+        // never reading the destination.
         #[allow(unsafe_code)]
         unsafe {
             $kernel(
                 p.m,
                 p.n,
                 p.k,
-                p.dst as *mut MaybeUninit<$t> as *mut $t,
+                p.dst as *mut $t,
                 p.dst_cs,
                 p.dst_rs,
                 false,
@@ -55,16 +54,17 @@ macro_rules! kernel_call {
     }};
 }
 
-/// `c = a · b` into a destination that may be uninitialised, and is initialised on return:
-/// every element is written. The shapes must agree: `a` is m × k, `b` k × n, `c` m × n (the
-/// caller's plan has checked them; a mismatch panics here, before any kernel runs).
+/// `c = a · b`, overwriting every element of `c` whatever it held (a buffer from the
+/// [`pool`](crate::tensor::pool), say, stale values and NaNs included). The shapes must agree:
+/// `a` is m × k, `b` k × n, `c` m × n (the caller's plan has checked them; a mismatch panics
+/// here, before any kernel runs).
 ///
-/// Uninitialised because the kernels never read it: zeroing the destinations first took 9% of
-/// the MLP's loss and gradient (`perf`, the memset of each product's fresh array).
+/// The `gemm` kernels never read `c`, so it is not zeroed first: zeroing each product's fresh
+/// array took 9% of the MLP's loss and gradient (`perf`).
 pub(crate) fn mat_mul_into<T: Element>(
     a: &ArrayView2<'_, T>,
     b: &ArrayView2<'_, T>,
-    c: &mut ArrayViewMut2<'_, MaybeUninit<T>>,
+    c: &mut ArrayViewMut2<'_, T>,
 ) {
     let ((m, k), (k2, n)) = (a.dim(), b.dim());
     assert!(
@@ -73,7 +73,7 @@ pub(crate) fn mat_mul_into<T: Element>(
         c.dim()
     );
     if m == 0 || n == 0 || k == 0 {
-        c.fill(MaybeUninit::new(T::zero()));
+        c.fill(T::zero());
         return;
     }
     let id = TypeId::of::<T>();
@@ -87,11 +87,9 @@ pub(crate) fn mat_mul_into<T: Element>(
         false
     };
     if !done {
-        c.fill(MaybeUninit::new(T::zero()));
-        // SAFETY: every element was just written.
-        #[allow(unsafe_code)]
-        let mut c = unsafe { c.view_mut().assume_init() };
-        general_mat_mul(T::one(), a, b, T::zero(), &mut c);
+        // β = 0 still multiplies the old values by 0, which a NaN survives.
+        c.fill(T::zero());
+        general_mat_mul(T::one(), a, b, T::zero(), c);
     }
 }
 
@@ -100,7 +98,7 @@ struct Operands<T> {
     m: usize,
     n: usize,
     k: usize,
-    dst: *mut MaybeUninit<T>,
+    dst: *mut T,
     dst_rs: isize,
     dst_cs: isize,
     lhs: *const T,
@@ -120,7 +118,7 @@ struct Operands<T> {
 fn run<T: Element>(
     a: &ArrayView2<'_, T>,
     b: &ArrayView2<'_, T>,
-    c: &mut ArrayViewMut2<'_, MaybeUninit<T>>,
+    c: &mut ArrayViewMut2<'_, T>,
     kernel: impl FnOnce(Operands<T>),
 ) -> bool {
     let (m, k) = a.dim();

@@ -11,7 +11,7 @@ use ndarray::{ArrayD, ArrayRefD, Axis, CowArray, Ix3, IxDyn};
 use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
 use crate::tensor::ops::gemm::mat_mul_into;
 use crate::tensor::ops::shape::reshape_owned;
-use crate::tensor::{Element, Tensor, TensorError};
+use crate::tensor::{Element, Tensor, TensorError, pool};
 
 /// The shapes of a product: both operands promoted to at least 2-D, the broadcast batch
 /// axes, and the result's shape with the promoted axes removed.
@@ -156,6 +156,8 @@ impl<T: Element> Tensor<T> {
                     .then(|| back(batched(&g, &sb, false, true), &plan.a, a.shape()));
                 let gb = args.needs_grad[1]
                     .then(|| back(batched(&sa, &g, true, false), &plan.b, b.shape()));
+                drop(g);
+                pool::give_array(args.grad);
                 vec![ga, gb]
             },
         ))
@@ -173,7 +175,10 @@ fn batched<T: Element>(
     let count = l.shape()[0];
     let rows = if lt { l.shape()[2] } else { l.shape()[1] };
     let cols = if rt { r.shape()[1] } else { r.shape()[2] };
-    let mut out = ndarray::Array3::uninit((count, rows, cols));
+    // Every element is written by its matrix's product: scratch from the pool will do.
+    let mut out =
+        ndarray::Array3::from_shape_vec((count, rows, cols), pool::take(count * rows * cols))
+            .expect("one element per index");
     for i in 0..count {
         let mut slot = out.index_axis_mut(Axis(0), i);
         let (a, b) = (l.index_axis(Axis(0), i), r.index_axis(Axis(0), i));
@@ -181,9 +186,5 @@ fn batched<T: Element>(
         let b = if rt { b.reversed_axes() } else { b };
         mat_mul_into(&a, &b, &mut slot);
     }
-    // SAFETY: the matrices `out[i]` cover `out`, and `mat_mul_into` initialises every element
-    // of its destination.
-    #[allow(unsafe_code)]
-    let out = unsafe { out.assume_init() };
     out.into_dyn()
 }

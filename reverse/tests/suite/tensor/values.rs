@@ -358,3 +358,37 @@ fn gradients_handed_on_without_copies_stay_separate() {
     assert_eq!(grad_of(&t), arr(&[3], wv.to_vec()));
     assert_eq!(grad_of(&b), arr(&[1], vec![111.0]));
 }
+
+/// Results computed in recycled buffers ([`reverse::tensor::pool`]) are those computed in
+/// fresh ones, whatever the buffers held: here every kept buffer is first filled with NaN.
+#[test]
+fn recycled_buffers_never_show_through() {
+    use reverse::tensor::pool;
+    let step = |x: &Tensor, w: &Tensor, b: &Tensor| {
+        w.zero_grad();
+        b.zero_grad();
+        let loss = (x.matmul(w).unwrap() + b).tanh().sum();
+        loss.backward().unwrap();
+        (loss.item().unwrap(), grad_of(w), grad_of(b))
+    };
+    let filled = |r: usize, c: usize, s: f64| {
+        ArrayD::from_shape_fn(IxDyn(&[r, c]), |i| ((i[0] * 7 + i[1] * 3) as f64 * s).sin())
+    };
+    let x = Tensor::new(filled(64, 96, 0.37), false);
+    let w = Tensor::new(filled(96, 80, 0.11), true);
+    let b = Tensor::new(ArrayD::from_elem(IxDyn(&[80]), 0.1), true);
+    pool::release_buffers();
+    let fresh = step(&x, &w, &b);
+    assert!(pool::kept_bytes() > 0, "the step's large buffers were kept");
+    // Poison the kept buffers: NaN tensors of every size the step uses, dropped.
+    for shape in [[64, 80], [96, 80], [64, 96]] {
+        for _ in 0..4 {
+            drop(Tensor::new(ArrayD::from_elem(IxDyn(&shape), f64::NAN), true).tanh());
+        }
+    }
+    let recycled = step(&x, &w, &b);
+    assert_eq!(fresh.0.to_bits(), recycled.0.to_bits());
+    assert_eq!(fresh.1, recycled.1);
+    assert_eq!(fresh.2, recycled.2);
+    assert!(fresh.1.iter().all(|v| v.is_finite()) && fresh.1.iter().any(|&v| v != 0.0));
+}
