@@ -84,6 +84,7 @@ pub(crate) enum Seed<'a> {
 
 impl Seed<'_> {
     /// k, the number of directions, for n inputs.
+    #[inline]
     pub fn directions(&self, n: usize) -> usize {
         match self {
             Seed::Identity => n,

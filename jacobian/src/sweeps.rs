@@ -39,6 +39,7 @@ impl Default for Swept {
 impl Swept {
     /// Makes the matrix `rows × cols` (every entry is then written by the sweeps: a matrix of
     /// that shape already is reused as it is).
+    #[inline]
     fn shape(&mut self, rows: usize, cols: usize) {
         if self.matrix.shape() != (rows, cols) {
             self.matrix = DMatrix::zeros(rows, cols);
@@ -63,18 +64,25 @@ pub(crate) fn check_declared<F: Function>(f: &F, m: usize, during: &str) -> Resu
 }
 
 /// Checks an output length against declared sizes (`Function::sizes`).
+#[inline]
 pub(crate) fn check_sizes(
     sizes: Option<(usize, usize)>,
     m: usize,
     during: &str,
 ) -> Result<(), Error> {
     match sizes {
-        Some((_, declared)) if declared != m => Err(Error::OutputLength {
-            expected: declared,
-            found: m,
-            during: during.to_string(),
-        }),
+        Some((_, declared)) if declared != m => Err(output_length(declared, m, during)),
         _ => Ok(()),
+    }
+}
+
+/// The error of [`check_sizes`], out of the callers' way.
+#[cold]
+fn output_length(expected: usize, found: usize, during: &str) -> Error {
+    Error::OutputLength {
+        expected,
+        found,
+        during: during.to_string(),
     }
 }
 
@@ -435,6 +443,7 @@ fn in_parallel<B, R: Send>(
 }
 
 /// The threads sweeps ran on: rayon's pool when they were split across it.
+#[inline]
 fn thread_count(threaded: bool) -> usize {
     if threaded {
         rayon::current_num_threads()
