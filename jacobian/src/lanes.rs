@@ -6,6 +6,8 @@
 //! c), or directions the user chose ([`jvp_matrix`](crate::jvp_matrix)). A sweep seeds the
 //! tangents of directions `s·N .. (s+1)·N` in lanes `0..N`, evaluates `f`, and clears them, so
 //! all of these share one sweep kernel ([`sweep`]) and one choice of lanes ([`lanes_for`]).
+//! One exception: a full Jacobian in a single sweep keeps its identity seeds in the kept
+//! inputs from call to call ([`Inputs::lift_identity`]).
 
 use crate::sparse::Colouring;
 use forward::DualVec;
@@ -182,14 +184,26 @@ pub(crate) fn sweep<const N: usize>(
 ) -> (Range<usize>, Vec<DualVec<f64, N>>) {
     let k = seed.directions(xs.len());
     let dirs = s * N..((s + 1) * N).min(k);
+    let ys = with_seeds(xs, seed, dirs.clone(), f);
+    (dirs, ys)
+}
+
+/// `f` of the inputs with directions `dirs` of `seed` in their lanes, the seeds cleared
+/// afterwards: when `f` returns, errs or panics.
+pub(crate) fn with_seeds<const N: usize, R>(
+    xs: &mut [DualVec<f64, N>],
+    seed: Seed<'_>,
+    dirs: Range<usize>,
+    f: impl FnOnce(&[DualVec<f64, N>]) -> R,
+) -> R {
     seed.write(xs, &dirs, true);
     let seeded = Seeded { xs, seed, dirs };
-    let ys = f(seeded.xs);
-    (seeded.dirs.clone(), ys)
+    f(seeded.xs)
 }
 
 /// Inputs whose lanes carry the seeds of `dirs`: clears them when dropped, also when `f`
-/// panics, so that kept inputs ([`Inputs`]) have zero tangents between sweeps.
+/// panics, so that kept inputs ([`Inputs`]) have zero tangents between sweeps (but for the
+/// identity seeds that [`Inputs::lift_identity`] keeps on purpose).
 struct Seeded<'a, const N: usize> {
     xs: &'a mut [DualVec<f64, N>],
     seed: Seed<'a>,
@@ -222,8 +236,9 @@ pub(crate) struct Inputs {
 impl Inputs {
     /// The inputs at `x`, every tangent zero: the kept buffer if it has N lanes, else a new
     /// one (which is then kept). A kept buffer of the same length only takes the new primals:
-    /// its tangents are zero, every sweep clearing its seeds ([`sweep`]). For a 2×15 block that
-    /// is 15 stores instead of 255.
+    /// its tangents are zero, every sweep clearing its seeds ([`sweep`]), or they are the
+    /// identity seeds of [`Inputs::lift_identity`], which are cleared here. For a 2×15 block
+    /// that is 15 stores instead of 255.
     pub fn lift<const N: usize>(&mut self, x: &[f64]) -> &mut Vec<DualVec<f64, N>> {
         let identity = std::mem::take(&mut self.identity);
         let (xs, kept) = self.primals::<N>(x, identity);

@@ -200,8 +200,9 @@ fn chunked<const N: usize>(
     // A transposition: the sweep's outputs hold rows (N lanes each), the column-major storage
     // takes columns of m0 entries. For a few rows the column's length is a constant
     // ([`columns_of`]); otherwise the inner loop runs along the longer of the two, since for a
-    // small block the loops' set-up costs more than the copies (a 2×15 block column by column
-    // ran 15 loops of 2: about 345 of the driver's 780 instructions per call, callgrind).
+    // small block the loops' set-up costs more than the copies (before `columns_of`, a 2×15
+    // block column by column ran 15 loops of 2: about 345 of the driver's 780 instructions
+    // per call, callgrind).
     // Slices, not nalgebra's views, and no index checked per entry.
     let mut fill = |dirs: Range<usize>, ys: &[DualVec<f64, N>]| {
         let block = &mut matrix[dirs.start * m0..dirs.end * m0];

@@ -219,9 +219,9 @@ fn hessian_lanes<const N: usize, F: Function>(
     let seed = Seed::Colours(colours);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        seed.write(xs, &lanes, true);
-        let (value, adjoints, _) = dual_sweep(f, xs)?;
-        seed.write(xs, &lanes, false);
+        // Cleared also when f errs or panics: the inputs are kept for the next call.
+        let (value, adjoints, _) =
+            lanes::with_seeds(xs, seed, lanes.clone(), |xs| dual_sweep(f, xs))?;
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {
             out.value = vec![value];

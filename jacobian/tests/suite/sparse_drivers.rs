@@ -454,3 +454,66 @@ fn a_function_of_no_input_has_an_empty_pattern_and_no_colours() {
         );
     }
 }
+
+/// A prepared sparse Hessian keeps its lifted inputs between calls: a sweep that fails (an
+/// `f` that stops being scalar, or one that panics) must not leave its colour seeds behind
+/// for the next call. 12 inputs with a dense Hessian: 12 colours, two sweeps of 8 lanes, so a
+/// seed left by the second sweep would land in the next call's first.
+#[test]
+fn a_prepared_sparse_hessian_is_clean_after_a_failed_sweep() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// In its `k`-th evaluation after being armed with `k`: two outputs if `panics` is false,
+    /// else a panic.
+    struct Flaky {
+        left: Arc<AtomicUsize>,
+        panics: bool,
+    }
+    impl Function for Flaky {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let sum = x.iter().fold(T::zero(), |s, &v| s + v);
+            let cubes = x.iter().fold(T::zero(), |s, &v| s + v * v * v);
+            let mut y = vec![(sum * sum).sin() + cubes];
+            let left = self.left.load(Ordering::Relaxed);
+            self.left.store(left.saturating_sub(1), Ordering::Relaxed);
+            if left == 1 {
+                assert!(!self.panics, "f fails in this evaluation");
+                y.push(sum);
+            }
+            y
+        }
+    }
+    let at = |t: f64| (0..12).map(|i| 0.1 * i as f64 - t).collect::<Vec<_>>();
+    let options = SparseOptions {
+        mode: Mode::Forward,
+        ..SparseOptions::default()
+    };
+    for panics in [false, true] {
+        let left = Arc::new(AtomicUsize::new(0));
+        let flaky = Flaky {
+            left: left.clone(),
+            panics,
+        };
+        let mut p = PreparedSparseHessian::with_options(flaky, &at(0.0), options).unwrap();
+        let plan = p.hessian(&at(0.0)).unwrap().plan;
+        assert_eq!((plan.colours, plan.sweeps, plan.lanes), (12, 2, 8));
+        for t in [0.3, -0.2] {
+            // The second sweep fails.
+            left.store(2, Ordering::Relaxed);
+            match catch_unwind(AssertUnwindSafe(|| p.hessian(&at(t)))) {
+                Ok(result) => assert!(!panics && result.is_err(), "two outputs are an error"),
+                Err(_) => assert!(panics, "the function panicked"),
+            }
+            let again = p.hessian(&at(t)).unwrap();
+            let fresh = Flaky {
+                left: Arc::new(AtomicUsize::new(0)),
+                panics,
+            };
+            let want = sparse_hessian_with(&fresh, &at(t), options).unwrap();
+            assert_eq!(again.matrix, want.matrix, "panics = {panics}, t = {t}");
+            assert_eq!(again.gradient, want.gradient);
+        }
+    }
+}
