@@ -44,6 +44,16 @@ fn all_close(a: &[f64], b: &[f64], tol: f64) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(&a, &b)| close(a, b, tol))
 }
 
+/// Two sums of the same terms in different orders: |aⱼ − bⱼ| ≤ 1e-14·max(scaleⱼ, 1), with
+/// scaleⱼ the sum of the terms' magnitudes (what bounds the rounding when the sum cancels).
+fn close_to_terms(a: &[f64], b: &[f64], scale: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .zip(scale)
+            .all(|((&a, &b), &s)| a == b || (a - b).abs() <= 1e-14 * s.max(1.0))
+}
+
 /// The left fold with binary `+` (what `Sum` replaces); 0 for no items.
 fn fold_add(vs: &[Var]) -> Var {
     vs.iter()
@@ -167,21 +177,33 @@ proptest! {
         }
         prop_assert_eq!(gdot(&a, &b).value().to_bits(), d.value().to_bits());
 
-        let gd = tape.gradient(after(d, xs[0])).wrt_all(&xs);
-        let gf = tape.gradient(after(f, xs[0])).wrt_all(&xs);
-        prop_assert!(all_close(&gd, &gf, 1e-14), "dot {gd:?} vs binary {gf:?}");
-        // The dot alone, against its closed form: ∂/∂xⱼ = Σ over occurrences of the other factor.
-        let mut want = vec![0.0; x.len()];
+        // The dot alone, in closed form: ∂/∂xⱼ = Σ over occurrences of the other factor; and
+        // the sum of the terms' magnitudes, which bounds the rounding of either order of
+        // summation (the sum itself may cancel far below its terms).
+        let (mut want, mut terms) = (vec![0.0; x.len()], vec![0.0; x.len()]);
         for (k, &(p, q)) in pairs.iter().enumerate() {
             if let Item::V(j) = p {
                 want[j % x.len()] += b[k].value();
+                terms[j % x.len()] += b[k].value().abs();
             }
             if let Item::V(j) = q {
                 want[j % x.len()] += a[k].value();
+                terms[j % x.len()] += a[k].value().abs();
             }
         }
+        let gd = tape.gradient(after(d, xs[0])).wrt_all(&xs);
+        let gf = tape.gradient(after(f, xs[0])).wrt_all(&xs);
+        // Through `after`: its derivative scales the dot's terms, and x₀ has a term of its own.
+        let (dv, x0) = (d.value(), x[0]);
+        let outer = (x0 * (dv * x0).cos()).abs() + 2.0 * dv.abs();
+        let scale: Vec<f64> = terms
+            .iter()
+            .enumerate()
+            .map(|(j, t)| outer * t + if j == 0 { (dv * (dv * x0).cos()).abs() } else { 0.0 })
+            .collect();
+        prop_assert!(close_to_terms(&gd, &gf, &scale), "dot {gd:?} vs binary {gf:?}");
         let g = tape.gradient(d).wrt_all(&xs);
-        prop_assert!(all_close(&g, &want, 1e-14), "dot {g:?} vs closed form {want:?}");
+        prop_assert!(close_to_terms(&g, &want, &terms), "dot {g:?} vs closed form {want:?}");
     }
 
     /// (c) `from_partials` with hand-written partials of f(x) = x₀x₁x₂ + sin x₃ gives the
