@@ -251,15 +251,10 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     ///
     /// As [`jacobian`](PreparedJacobian::jacobian); `j` then holds no meaningful values.
     pub fn jacobian_into(&mut self, x: &[f64], j: &mut Jacobian) -> Result<(), Error> {
-        // Every field named: `..Swept::default()` would build (and drop) a second matrix.
-        let mut out = Swept {
-            value: std::mem::take(&mut j.value),
-            matrix: std::mem::replace(&mut j.matrix, DMatrix::zeros(0, 0)),
-            sweeps: 0,
-            lanes: 0,
-            threads: 1,
-            tape: TapeStats::default(),
-        };
+        let mut out = Swept::with_buffers(
+            std::mem::take(&mut j.value),
+            std::mem::replace(&mut j.matrix, DMatrix::zeros(0, 0)),
+        );
         let replay = self.sweep(x, &mut out);
         let plan = &j.plan;
         let same = (plan.mode, plan.n, plan.m) == (self.mode, self.n, out.value.len());

@@ -25,18 +25,24 @@ pub(crate) struct Swept {
 
 impl Default for Swept {
     fn default() -> Self {
+        Swept::with_buffers(Vec::new(), DMatrix::zeros(0, 0))
+    }
+}
+
+impl Swept {
+    /// A result to be written into `value` and `matrix` (kept from an earlier call, say);
+    /// `Default` would build a second matrix only to drop it.
+    pub(crate) fn with_buffers(value: Vec<f64>, matrix: DMatrix<f64>) -> Swept {
         Swept {
-            value: Vec::new(),
-            matrix: DMatrix::zeros(0, 0),
+            value,
+            matrix,
             sweeps: 0,
             lanes: 0,
             threads: 1,
             tape: TapeStats::default(),
         }
     }
-}
 
-impl Swept {
     /// Makes the matrix `rows × cols` (every entry is then written by the sweeps: a matrix of
     /// that shape already is reused as it is).
     #[inline]
@@ -208,17 +214,12 @@ fn chunked<const N: usize>(
         let block = &mut matrix[dirs.start * m0..dirs.end * m0];
         match m0 {
             0 => {}
-            1 => columns_of::<1, N>(block, ys),
-            2 => columns_of::<2, N>(block, ys),
-            3 => columns_of::<3, N>(block, ys),
-            4 => columns_of::<4, N>(block, ys),
-            _ if m0 >= dirs.len() => {
-                for (column, l) in block.chunks_exact_mut(m0).zip(0..N) {
-                    for (entry, y) in column.iter_mut().zip(ys) {
-                        *entry = y.tangent[l];
-                    }
-                }
-            }
+            // The same loop, each arm with its row count a constant.
+            1 => columns_of(block, ys, 1),
+            2 => columns_of(block, ys, 2),
+            3 => columns_of(block, ys, 3),
+            4 => columns_of(block, ys, 4),
+            _ if m0 >= dirs.len() => columns_of(block, ys, m0),
             _ => {
                 for (i, y) in ys.iter().enumerate().take(m0) {
                     for (column, &t) in block.chunks_exact_mut(m0).zip(&y.tangent) {
@@ -259,14 +260,14 @@ fn chunked<const N: usize>(
     Ok(())
 }
 
-/// Columns of `R` rows, `R` a constant: the copies of each column unrolled, no loop set up
-/// per column (a 2×15 block: 310 → 140 instructions per call, callgrind). `ys` has `R` outputs and
-/// `block` at most N columns.
-fn columns_of<const R: usize, const N: usize>(block: &mut [f64], ys: &[DualVec<f64, N>]) {
-    let columns = block.chunks_exact_mut(R);
-    let ys = ys.first_chunk::<R>().expect("one output per row");
-    for (column, l) in columns.zip(0..N) {
-        for (entry, y) in column.iter_mut().zip(ys) {
+/// The block's columns of `rows` entries, column by column: entry i of column l is lane l of
+/// output i. Inlined always, so that a constant `rows` unrolls each column's copies with no
+/// loop set up per column (a 2×15 block: 310 → 140 instructions per call, callgrind). `ys`
+/// has `rows` outputs and `block` at most N columns.
+#[inline(always)]
+fn columns_of<const N: usize>(block: &mut [f64], ys: &[DualVec<f64, N>], rows: usize) {
+    for (column, l) in block.chunks_exact_mut(rows).zip(0..N) {
+        for (entry, y) in column.iter_mut().zip(&ys[..rows]) {
             *entry = y.tangent[l];
         }
     }
