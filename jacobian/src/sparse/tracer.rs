@@ -59,6 +59,25 @@ impl fmt::Display for Tracer {
     }
 }
 
+/// Merges two sorted sets without duplicates into `out` (at least as long as both together);
+/// returns the length of the union.
+#[inline(always)]
+fn merge(a: &[u32], b: &[u32], out: &mut [u32]) -> usize {
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out[k] = x.min(y);
+        k += 1;
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    for &x in a[i..].iter().chain(&b[j..]) {
+        out[k] = x;
+        k += 1;
+    }
+    k
+}
+
 /// One detection's sets: node `k`'s inputs are `items[bounds[k]..bounds[k + 1]]`.
 #[derive(Default)]
 struct Arena {
@@ -113,29 +132,39 @@ impl Arena {
             return a;
         }
         let (ra, rb) = (self.range(a), self.range(b));
-        let (mut i, mut j) = (ra.start, rb.start);
-        let start = self.items.len();
-        self.items.reserve(ra.len() + rb.len());
-        while i < ra.end && j < rb.end {
-            let (x, y) = (self.items[i], self.items[j]);
-            self.items.push(x.min(y));
-            i += usize::from(x <= y);
-            j += usize::from(y <= x);
-        }
-        self.items.extend_from_within(i..ra.end);
-        self.items.extend_from_within(j..rb.end);
-        let len = self.items.len() - start;
+        let (la, lb) = (ra.len(), rb.len());
+        // Small sets (a stencil's rows) merge on the stack, large ones in the scratch buffer.
+        let mut small = [0; 8];
+        let len = if la + lb <= small.len() {
+            merge(&self.items[ra], &self.items[rb], &mut small)
+        } else {
+            self.merge_large(ra, rb)
+        };
         // Same size as an operand: it is that operand's set.
-        if len == ra.len() {
-            self.items.truncate(start);
-            return a;
+        if len == la {
+            a
+        } else if len == lb {
+            b
+        } else {
+            let out = if la + lb <= small.len() {
+                &small[..len]
+            } else {
+                &self.scratch[..len]
+            };
+            self.items.extend_from_slice(out);
+            self.bounds.push(self.items.len());
+            (self.bounds.len() - 2) as u32
         }
-        if len == rb.len() {
-            self.items.truncate(start);
-            return b;
-        }
-        self.bounds.push(self.items.len());
-        (self.bounds.len() - 2) as u32
+    }
+
+    /// [`merge`] of two sets of the arena into the scratch buffer.
+    #[inline(never)]
+    fn merge_large(&mut self, ra: std::ops::Range<usize>, rb: std::ops::Range<usize>) -> usize {
+        let mut out = std::mem::take(&mut self.scratch);
+        out.resize(ra.len() + rb.len(), 0);
+        let len = merge(&self.items[ra], &self.items[rb], &mut out);
+        self.scratch = out;
+        len
     }
 
     /// A new node whose set is the union of the given nodes' sets (a sum of many terms).
@@ -160,8 +189,16 @@ impl Arena {
         self.bounds[node as usize]..self.bounds[node as usize + 1]
     }
 
-    /// Records that second derivatives couple every input of `a` with every input of `b`.
+    /// Records that second derivatives couple every input of `a` with every input of `b`, if
+    /// the detection is a Hessian's.
+    #[inline(always)]
     fn couple(&mut self, a: u32, b: u32) {
+        if self.pairs.is_some() {
+            self.add_pairs(a, b);
+        }
+    }
+
+    fn add_pairs(&mut self, a: u32, b: u32) {
         let Some(mut pairs) = self.pairs.take() else {
             return;
         };
@@ -276,7 +313,7 @@ impl Op for Tracer {
             if matches!(curvature, Curvature::Flat) || arena.refused.is_some() {
                 return NONE;
             }
-            let ab = arena.union(&[a, b]);
+            let ab = arena.union2(a, b);
             match curvature {
                 Curvature::Product => arena.couple(a, b),
                 Curvature::Quotient => {

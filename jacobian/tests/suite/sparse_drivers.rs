@@ -83,6 +83,36 @@ fn p_has(p: &jacobian::sparse::Pattern, i: usize, j: usize) -> bool {
     p.row(i).binary_search(&j).is_ok()
 }
 
+/// Output i is `(Σ over lists[i].0 of sin xₖ) · (Σ over lists[i].1 of xₖ)`, each sum a chain
+/// of binary additions: its global pattern is exactly the union of the two lists. The chains
+/// grow sets one input at a time and the product joins two grown sets, small and large alike.
+#[derive(Clone, Debug)]
+struct Chains {
+    n: usize,
+    lists: Vec<(Vec<usize>, Vec<usize>)>,
+}
+
+impl Function for Chains {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let chain = |l: &[usize], sin: bool| {
+            l.iter().fold(T::zero(), |acc, &k| acc + if sin { x[k].sin() } else { x[k] })
+        };
+        self.lists
+            .iter()
+            .map(|(l, r)| chain(l, true) * chain(r, false))
+            .collect()
+    }
+    fn sizes(&self) -> Option<(usize, usize)> {
+        Some((self.n, self.lists.len()))
+    }
+}
+
+fn chains() -> impl Strategy<Value = Chains> {
+    let n = 40;
+    let list = || prop::collection::vec(0..n, 0..25);
+    prop::collection::vec((list(), list()), 1..6).prop_map(move |lists| Chains { n, lists })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -96,6 +126,17 @@ proptest! {
         // Local detection leaves out only what the point decides (the loser of max).
         for i in 0..global.rows() {
             prop_assert!(local.row(i).iter().all(|&j| p_has(&global, i, j)));
+        }
+    }
+
+    #[test]
+    fn global_patterns_of_chains_are_exact(f in chains()) {
+        let p = jacobian_pattern(&f, &[0.5; 40], Detection::Global).unwrap();
+        for (i, (l, r)) in f.lists.iter().enumerate() {
+            let mut want: Vec<usize> = l.iter().chain(r).copied().collect();
+            want.sort_unstable();
+            want.dedup();
+            prop_assert_eq!(p.row(i), &want[..], "row {}", i);
         }
     }
 
