@@ -95,7 +95,9 @@ struct Chains {
 impl Function for Chains {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
         let chain = |l: &[usize], sin: bool| {
-            l.iter().fold(T::zero(), |acc, &k| acc + if sin { x[k].sin() } else { x[k] })
+            l.iter().fold(T::zero(), |acc, &k| {
+                acc + if sin { x[k].sin() } else { x[k] }
+            })
         };
         self.lists
             .iter()
