@@ -102,6 +102,32 @@ pub fn rosenbrock_gradient(x: &[f64], g: &mut [f64]) {
     }
 }
 
+/// `(f(x), ∇f(x)·v)` for [`rosenbrock`], written by hand in one loop: what one forward sweep
+/// must compute, with no number type in the way (the floor for a jvp, as
+/// [`rosenbrock_gradient`] is for a gradient).
+///
+/// With `aᵢ = 1 − xᵢ` and `bᵢ = xᵢ₊₁ − xᵢ²`, term i adds `aᵢ² + 100 bᵢ²` to the value and
+/// `−2aᵢ·vᵢ + 200 bᵢ·(vᵢ₊₁ − 2xᵢvᵢ)` to the directional derivative.
+///
+/// # Panics
+///
+/// If `v` does not have the length of `x`.
+///
+/// ```
+/// // At 0 along e₀: f = 1, ∂f/∂x₀ = −2.
+/// assert_eq!(workloads::rosenbrock_jvp(&[0.0, 0.0], &[1.0, 0.0]), (1.0, -2.0));
+/// ```
+pub fn rosenbrock_jvp(x: &[f64], v: &[f64]) -> (f64, f64) {
+    assert_eq!(x.len(), v.len(), "tangent length");
+    let (mut value, mut tangent) = (0.0, 0.0);
+    for (w, t) in x.windows(2).zip(v.windows(2)) {
+        let (a, b) = (1.0 - w[0], w[1] - w[0] * w[0]);
+        value += a * a + 100.0 * b * b;
+        tangent += -2.0 * a * t[0] + 200.0 * b * (t[1] - 2.0 * w[0] * t[0]);
+    }
+    (value, tangent)
+}
+
 /// Rosenbrock's function as a [`Function`] with a declared size `(n, 1)`.
 ///
 /// ```

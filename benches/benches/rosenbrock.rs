@@ -6,7 +6,9 @@
 //!
 //! Ids per group `rosenbrock_n=<n>`: `f64`, `reverse_gradient` (and its halves
 //! `reverse_record` and `reverse_sweep`), `forward_gradient`,
-//! `forward_jvp`, `analytic`; with `--features peers` also `num_dual_gradient_static`
+//! `forward_jvp` (and where its time goes: `jvp_inputs`, building its dual inputs; `jvp_eval`,
+//! f on inputs built once; `jvp_by_hand`, the same directional derivative written by hand),
+//! `analytic`; with `--features peers` also `num_dual_gradient_static`
 //! (n = 10, 100), `num_dual_gradient_dyn` (n ≤ 1000), `ad_trait_reverse`, `ad_trait_forward`
 //! (one tangent per sweep), `ad_trait_forward_multi8` (eight tangents per sweep, like ours),
 //! `echidna_jvp` (echidna's single-tangent `Dual`, one sweep like `forward_jvp`),
@@ -28,7 +30,9 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use jacobian::Mode;
-use workloads::{Rosenbrock, rosenbrock, rosenbrock_gradient, rosenbrock_input};
+use workloads::{
+    Function, Rosenbrock, rosenbrock, rosenbrock_gradient, rosenbrock_input, rosenbrock_jvp,
+};
 
 /// Input sizes, one group each.
 const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
@@ -105,6 +109,26 @@ fn bench(c: &mut Criterion) {
         let ones = vec![1.0; n];
         group.bench_function("forward_jvp", |b| {
             b.iter(|| jacobian::jvp(&f, black_box(&x), black_box(&ones)).unwrap())
+        });
+
+        // Where the jvp's time goes: building its n dual inputs (`jvp_inputs`), and f on them
+        // (`jvp_eval`, the inputs built once); and the same directional derivative written by
+        // hand in one loop (`jvp_by_hand`), the floor for any forward mode.
+        let dual =
+            |(&primal, &tangent): (&f64, &f64)| forward::Dual::<f64, false> { primal, tangent };
+        group.bench_function("jvp_inputs", |b| {
+            b.iter(|| {
+                black_box(&x)
+                    .iter()
+                    .zip(black_box(&ones))
+                    .map(dual)
+                    .collect::<Vec<_>>()
+            })
+        });
+        let duals: Vec<_> = x.iter().zip(&ones).map(dual).collect();
+        group.bench_function("jvp_eval", |b| b.iter(|| f.eval(black_box(&duals))));
+        group.bench_function("jvp_by_hand", |b| {
+            b.iter(|| rosenbrock_jvp(black_box(&x), black_box(&ones)))
         });
 
         let mut g = vec![0.0; n];

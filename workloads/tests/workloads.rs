@@ -3,7 +3,7 @@
 use jacobian::Mode;
 use workloads::{
     DenseTanh, Function, Rosenbrock, assert_close, dense_input, rosenbrock, rosenbrock_gradient,
-    rosenbrock_input, row_major,
+    rosenbrock_input, rosenbrock_jvp, row_major,
 };
 
 const REL: f64 = 1e-12;
@@ -12,6 +12,30 @@ fn analytic_gradient(x: &[f64]) -> Vec<f64> {
     let mut g = vec![0.0; x.len()];
     rosenbrock_gradient(x, &mut g);
     g
+}
+
+#[test]
+fn rosenbrock_jvp_by_hand_is_the_forward_sweeps() {
+    for n in [2, 3, 10, 100, 1000] {
+        let x = rosenbrock_input(n);
+        // A direction with every sign and a zero.
+        let v: Vec<f64> = (0..n).map(|i| (i % 5) as f64 - 2.0).collect();
+        let (y, jv) = rosenbrock_jvp(&x, &v);
+        assert_eq!(y, rosenbrock(&x), "n = {n}: value");
+        let (_, want) = jacobian::jvp(&Rosenbrock::new(n), &x, &v).unwrap();
+        let g = analytic_gradient(&x);
+        let dot: f64 = g.iter().zip(&v).map(|(g, v)| g * v).sum();
+        let scale: f64 = g.iter().zip(&v).map(|(g, v)| (g * v).abs()).sum();
+        assert!(
+            (jv - want[0]).abs() <= 1e-13 * scale,
+            "n = {n}: {jv} against jvp {}",
+            want[0]
+        );
+        assert!(
+            (jv - dot).abs() <= 1e-13 * scale,
+            "n = {n}: {jv} against ∇f·v {dot}"
+        );
+    }
 }
 
 #[test]
