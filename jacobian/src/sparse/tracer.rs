@@ -133,7 +133,8 @@ impl Arena {
         }
         let (ra, rb) = (self.range(a), self.range(b));
         let (la, lb) = (ra.len(), rb.len());
-        // Small sets (a stencil's rows) merge on the stack, large ones in the scratch buffer.
+        // Merged aside, so that nothing is written to the arena unless the union is a new set:
+        // small sets (a stencil's rows) on the stack, large ones in the scratch buffer.
         let mut small = [0; 8];
         let len = if la + lb <= small.len() {
             merge(&self.items[ra], &self.items[rb], &mut small)
@@ -193,15 +194,12 @@ impl Arena {
     /// the detection is a Hessian's.
     #[inline(always)]
     fn couple(&mut self, a: u32, b: u32) {
-        if self.pairs.is_some() {
-            self.add_pairs(a, b);
+        if let Some(pairs) = self.pairs.take() {
+            self.add_pairs(pairs, a, b);
         }
     }
 
-    fn add_pairs(&mut self, a: u32, b: u32) {
-        let Some(mut pairs) = self.pairs.take() else {
-            return;
-        };
+    fn add_pairs(&mut self, mut pairs: Vec<(u32, u32)>, a: u32, b: u32) {
         for &i in self.set(a) {
             for &j in self.set(b) {
                 pairs.push((i.min(j), i.max(j)));

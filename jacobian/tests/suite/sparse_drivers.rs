@@ -133,7 +133,7 @@ proptest! {
 
     #[test]
     fn global_patterns_of_chains_are_exact(f in chains()) {
-        let p = jacobian_pattern(&f, &[0.5; 40], Detection::Global).unwrap();
+        let p = jacobian_pattern(&f, &vec![0.5; f.n], Detection::Global).unwrap();
         for (i, (l, r)) in f.lists.iter().enumerate() {
             let mut want: Vec<usize> = l.iter().chain(r).copied().collect();
             want.sort_unstable();
