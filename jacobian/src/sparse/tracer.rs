@@ -136,7 +136,8 @@ impl Arena {
         // Merged aside, so that nothing is written to the arena unless the union is a new set:
         // small sets (a stencil's rows) on the stack, large ones in the scratch buffer.
         let mut small = [0; 8];
-        let len = if la + lb <= small.len() {
+        let on_stack = la + lb <= small.len();
+        let len = if on_stack {
             merge(&self.items[ra], &self.items[rb], &mut small)
         } else {
             self.merge_large(ra, rb)
@@ -147,7 +148,7 @@ impl Arena {
         } else if len == lb {
             b
         } else {
-            let out = if la + lb <= small.len() {
+            let out = if on_stack {
                 &small[..len]
             } else {
                 &self.scratch[..len]
