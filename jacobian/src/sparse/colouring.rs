@@ -144,22 +144,41 @@ pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
 }
 
 /// The greedy colouring: each column in turn takes the least colour no neighbour has.
+///
+/// Each row keeps a mask of the colours below 64 its coloured columns hold, so a column's
+/// forbidden colours are the union of its rows' masks: one word per row, instead of a visit to
+/// every neighbour through every shared row. A column whose rows already hold all 64 goes the
+/// long way, through its neighbours, for a colour from 64 up.
 fn greedy(p: &Pattern, t: &Pattern, visit: &[usize]) -> Vec<usize> {
     let n = p.cols();
     let mut colour = vec![usize::MAX; n];
+    let mut used = vec![0u64; p.rows()];
     // forbidden[c] == j: colour c is taken by a neighbour of column j. A column has at most
     // (longest column) × (longest row) neighbours, so no colour goes beyond that.
     let most = t.max_row_len().saturating_mul(p.max_row_len()).min(n);
-    let mut forbidden = vec![usize::MAX; most + 1];
+    let mut forbidden = Vec::new();
     for &j in visit {
-        for &i in t.row(j) {
-            for &k in p.row(i) {
-                if colour[k] != usize::MAX {
-                    forbidden[colour[k]] = j;
+        let rows = t.row(j);
+        let taken = rows.iter().fold(0, |m, &i| m | used[i]);
+        let c = if taken != u64::MAX {
+            taken.trailing_ones() as usize
+        } else {
+            forbidden.resize(most + 1, usize::MAX);
+            for &i in rows {
+                for &k in p.row(i) {
+                    if colour[k] != usize::MAX {
+                        forbidden[colour[k]] = j;
+                    }
                 }
             }
+            (64..).find(|&c| forbidden[c] != j).unwrap_or(n)
+        };
+        colour[j] = c;
+        if c < 64 {
+            for &i in rows {
+                used[i] |= 1 << c;
+            }
         }
-        colour[j] = (0..).find(|&c| forbidden[c] != j).unwrap_or(n);
     }
     colour
 }

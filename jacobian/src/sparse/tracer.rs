@@ -2,7 +2,8 @@
 //! and (for Hessians) every nonlinear operation adds the pairs of inputs it couples.
 //!
 //! Without values (*global* detection) the sets hold for every x, but a branch on a value
-//! cannot be followed: the first one is kept as the reason to refuse. With values (*local*
+//! cannot be followed: the first one is kept as the reason to refuse (and no rule is evaluated:
+//! a tracer that reads an input has the value NaN). With values (*local*
 //! detection) comparisons follow the point's branches, and the sets hold where the branches
 //! are the same. The sets live in a thread-local arena for the duration of one detection.
 
@@ -148,12 +149,15 @@ impl Arena {
         } else if len == lb {
             b
         } else {
-            let out = if on_stack {
-                &small[..len]
+            if on_stack {
+                // All eight, then cut: a copy of fixed size is inlined, a call to memmove
+                // for a handful of numbers is not.
+                let end = self.items.len() + len;
+                self.items.extend_from_slice(&small);
+                self.items.truncate(end);
             } else {
-                &self.scratch[..len]
-            };
-            self.items.extend_from_slice(out);
+                self.items.extend_from_slice(&self.scratch[..len]);
+            }
             self.bounds.push(self.items.len());
             (self.bounds.len() - 2) as u32
         }
@@ -284,47 +288,66 @@ impl Op for Tracer {
     }
 
     fn apply1<R: Unary>(self, rule: R) -> Self {
-        let value = rule.eval(self.value).0;
         if self.is_input_free() {
-            return Tracer::from(value);
+            return Tracer::from(rule.eval(self.value).0);
         }
         // After a refusal the result is an error: skip the work.
-        let node = with(|a| match curvature::<R>() {
-            _ if a.refused.is_some() => NONE,
-            Curvature::Flat => NONE,
-            Curvature::Nonlinear => {
-                a.couple(self.node, self.node);
-                self.node
-            }
-            _ => self.node,
+        let (node, local) = with(|a| {
+            let node = match curvature::<R>() {
+                _ if a.refused.is_some() => NONE,
+                Curvature::Flat => NONE,
+                Curvature::Nonlinear => {
+                    a.couple(self.node, self.node);
+                    self.node
+                }
+                _ => self.node,
+            };
+            (node, a.local)
         });
-        Tracer { node, value }
+        Tracer {
+            node,
+            value: if local {
+                rule.eval(self.value).0
+            } else {
+                f64::NAN
+            },
+        }
     }
 
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
-        let value = rule.eval(self.value, other.value).0;
         if self.is_input_free() && other.is_input_free() {
-            return Tracer::from(value);
+            return Tracer::from(rule.eval(self.value, other.value).0);
         }
         let (a, b) = (self.node, other.node);
-        let node = with(|arena| {
-            let curvature = curvature::<R>();
-            if matches!(curvature, Curvature::Flat) || arena.refused.is_some() {
-                return NONE;
-            }
-            let ab = arena.union2(a, b);
-            match curvature {
-                Curvature::Product => arena.couple(a, b),
-                Curvature::Quotient => {
-                    arena.couple(a, b);
-                    arena.couple(b, b);
-                }
-                Curvature::Nonlinear => arena.couple(ab, ab),
-                Curvature::Flat | Curvature::Linear => {}
-            }
-            ab
-        });
+        let (node, local) = with(|arena| (arena.union_for::<R>(a, b), arena.local));
+        let value = if local {
+            rule.eval(self.value, other.value).0
+        } else {
+            f64::NAN
+        };
         Tracer { node, value }
+    }
+}
+
+impl Arena {
+    /// The node of `rule(a, b)`, coupling what its curvature couples.
+    #[inline(always)]
+    fn union_for<R: Binary>(&mut self, a: u32, b: u32) -> u32 {
+        let curvature = curvature::<R>();
+        if matches!(curvature, Curvature::Flat) || self.refused.is_some() {
+            return NONE;
+        }
+        let ab = self.union2(a, b);
+        match curvature {
+            Curvature::Product => self.couple(a, b),
+            Curvature::Quotient => {
+                self.couple(a, b);
+                self.couple(b, b);
+            }
+            Curvature::Nonlinear => self.couple(ab, ab),
+            Curvature::Flat | Curvature::Linear => {}
+        }
+        ab
     }
 }
 

@@ -99,6 +99,48 @@ proptest! {
     }
 }
 
+/// Patterns with long rows: more than 64 colours, past the colouring's one-word masks.
+fn wide_pattern() -> impl Strategy<Value = Pattern> {
+    (1..12usize, 60..140usize).prop_flat_map(|(m, n)| {
+        prop::collection::vec(prop::collection::vec(0..n, 0..100), m)
+            .prop_map(move |rows| Pattern::from_rows(n, &rows).unwrap())
+    })
+}
+
+proptest! {
+    /// The natural order's greedy colouring exactly: each column takes the least colour that
+    /// no earlier column sharing a row with it has (so every lesser colour is such a
+    /// neighbour's), below and above 64 colours alike.
+    #[test]
+    fn natural_greedy_takes_the_least_free_colour(p in wide_pattern()) {
+        let c = colour_columns(&p, Order::Natural);
+        prop_assert!(c.is_valid_for_columns(&p));
+        let t = p.transpose();
+        for j in 0..p.cols() {
+            let mut taken = vec![false; c.colours[j]];
+            for &i in t.row(j) {
+                for &k in p.row(i).iter().filter(|&&k| k < j) {
+                    if let Some(x) = taken.get_mut(c.colours[k]) {
+                        *x = true;
+                    }
+                }
+            }
+            prop_assert!(taken.iter().all(|&x| x), "column {j} could take a lesser colour");
+        }
+    }
+}
+
+#[test]
+fn a_dense_row_of_150_columns_takes_150_colours() {
+    let p = Pattern::from_rows(150, &[(0..150).collect(), vec![3, 149]]).unwrap();
+    for order in Order::ALL {
+        let c = colour_columns(&p, order);
+        assert_eq!(c.count, 150, "{order:?}");
+        assert!(c.is_valid_for_columns(&p));
+    }
+    assert_eq!(colour_columns(&p, Order::Natural).colours[149], 149);
+}
+
 /// A symmetric pattern from a random one: P + Pᵀ plus the diagonal.
 fn symmetric() -> impl Strategy<Value = Pattern> {
     (1..30usize).prop_flat_map(|n| {
