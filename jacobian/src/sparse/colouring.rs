@@ -95,26 +95,33 @@ impl Colouring {
 }
 
 /// Colours the columns of `p` so that no row has two columns of one colour, greedily in `order`.
-/// Costs O(Σ over nonzeros of their row's length): linear in the nonzeros while rows are short
-/// (a dense row of length r costs r² however it is done). [`Order::SmallestLast`] also keeps
-/// each column's neighbours, as many as that sum.
+/// The natural order costs O(nonzeros) while fewer than 64 colours are taken around a column
+/// (a column beyond them visits its neighbours: a dense row of length r costs r² however it
+/// is done). The other orders count each column's neighbours first, O(Σ over nonzeros of their
+/// row's length), and [`Order::SmallestLast`] keeps them, as many as that sum.
 pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
-    colour_with_transpose(p, &p.transpose(), order)
+    let t = std::cell::OnceCell::new();
+    colour_with_transpose(p, || t.get_or_init(|| p.transpose()), order)
 }
 
-/// [`colour_columns`] of `p` given its transpose `t` (the drivers colour both ways).
-pub(crate) fn colour_with_transpose(p: &Pattern, t: &Pattern, order: Order) -> Colouring {
+/// [`colour_columns`] of `p`, with its transpose `t` made only if `order` needs it (the
+/// drivers colour both ways and keep it).
+pub(crate) fn colour_with_transpose<'a>(
+    p: &Pattern,
+    t: impl FnOnce() -> &'a Pattern,
+    order: Order,
+) -> Colouring {
     let visit = match order {
-        Order::Natural => (0..p.cols()).collect(),
+        Order::Natural => None,
         Order::LargestFirst => {
-            let degree = degrees(p, t);
+            let degree = degrees(p, t());
             let mut v: Vec<usize> = (0..p.cols()).collect();
             v.sort_by_key(|&j| Reverse(degree[j]));
-            v
+            Some(v)
         }
-        Order::SmallestLast => smallest_last(p, t),
+        Order::SmallestLast => Some(smallest_last(p, t())),
     };
-    let colours = greedy(p, t, &visit);
+    let colours = greedy(p, visit.as_deref());
     let count = colours.iter().map(|&c| c + 1).max().unwrap_or(0);
     Colouring {
         colours,
@@ -143,44 +150,91 @@ pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
     colour_columns(&p.transpose(), order)
 }
 
-/// The greedy colouring: each column in turn takes the least colour no neighbour has.
+/// The greedy colouring: each column in turn, in the order `visit` (natural if `None`), takes
+/// the least colour no neighbour has.
 ///
-/// Each row keeps a mask of the colours below 64 its coloured columns hold, so a column's
-/// forbidden colours are the union of its rows' masks: one word per row, instead of a visit to
-/// every neighbour through every shared row. A column whose rows already hold all 64 goes the
-/// long way, through its neighbours, for a colour from 64 up.
-fn greedy(p: &Pattern, t: &Pattern, visit: &[usize]) -> Vec<usize> {
-    let n = p.cols();
-    let mut colour = vec![usize::MAX; n];
+/// It needs no transpose. The columns are visited in their numbering (another order
+/// renumbers them first), so each row meets its columns in the order it stores them: a row
+/// waits in the bucket of its next column (`head` and `link`, a list per column), and when
+/// column j comes its bucket holds exactly the rows that contain j. Each row keeps a mask of the
+/// colours below 64 its coloured columns hold, so j's forbidden colours are the union of its
+/// rows' masks; a column whose rows already hold all 64 goes the long way, through its
+/// neighbours, for a colour from 64 up.
+fn greedy(p: &Pattern, visit: Option<&[usize]>) -> Vec<usize> {
+    if let Some(visit) = visit {
+        // Column visit[r] becomes column r.
+        let mut rank = vec![0; p.cols()];
+        for (r, &j) in visit.iter().enumerate() {
+            rank[j] = r;
+        }
+        let rows: Vec<Vec<usize>> = (0..p.rows())
+            .map(|i| p.row(i).iter().map(|&j| rank[j]).collect())
+            .collect();
+        let renumbered = Pattern::from_rows(p.cols(), &rows).expect("a permutation of columns");
+        let by_rank = greedy(&renumbered, None);
+        return (0..p.cols()).map(|j| by_rank[rank[j]]).collect();
+    }
+    let (offsets, indices) = (p.offsets(), p.indices());
+    let mut colour = vec![usize::MAX; p.cols()];
     let mut used = vec![0u64; p.rows()];
-    // forbidden[c] == j: colour c is taken by a neighbour of column j. A column has at most
-    // (longest column) × (longest row) neighbours, so no colour goes beyond that.
-    let most = t.max_row_len().saturating_mul(p.max_row_len()).min(n);
+    let (mut head, mut link) = (vec![END; p.cols()], vec![END; p.rows()]);
+    // next[i]: where row i's next column is in `indices`.
+    let mut next = offsets[..p.rows()].to_vec();
+    for i in 0..p.rows() {
+        if next[i] < offsets[i + 1] {
+            let j = indices[next[i]];
+            (link[i], head[j]) = (head[j], i);
+        }
+    }
+    // forbidden[c] == j: colour c is taken by a neighbour of column j.
     let mut forbidden = Vec::new();
-    for &j in visit {
-        let rows = t.row(j);
-        let taken = rows.iter().fold(0, |m, &i| m | used[i]);
+    for j in 0..p.cols() {
+        let taken = bucket(head[j], &link).fold(0, |m, i| m | used[i]);
         let c = if taken != u64::MAX {
             taken.trailing_ones() as usize
         } else {
-            forbidden.resize(most + 1, usize::MAX);
-            for &i in rows {
+            // At most `most` neighbours (with repeats), holding every colour below 64: one
+            // in 64..=most is free.
+            let most: usize = bucket(head[j], &link).map(|i| p.row(i).len()).sum();
+            forbidden.resize(forbidden.len().max(most + 1), END);
+            for i in bucket(head[j], &link) {
                 for &k in p.row(i) {
-                    if colour[k] != usize::MAX {
-                        forbidden[colour[k]] = j;
+                    if let Some(f) = forbidden.get_mut(colour[k]) {
+                        *f = j;
                     }
                 }
             }
-            (64..).find(|&c| forbidden[c] != j).unwrap_or(n)
+            (64..=most)
+                .find(|&c| forbidden[c] != j)
+                .expect("a free colour up to most")
         };
         colour[j] = c;
-        if c < 64 {
-            for &i in rows {
+        // Each row of j moves on to the bucket of its next column.
+        let mut i = head[j];
+        while i != END {
+            let after = link[i];
+            if c < 64 {
                 used[i] |= 1 << c;
             }
+            next[i] += 1;
+            if next[i] < offsets[i + 1] {
+                let k = indices[next[i]];
+                (link[i], head[k]) = (head[k], i);
+            }
+            i = after;
         }
     }
     colour
+}
+
+/// The end of a bucket's list of rows.
+const END: usize = usize::MAX;
+
+/// The rows in a bucket: from `first` along `link`.
+fn bucket(first: usize, link: &[usize]) -> impl Iterator<Item = usize> + '_ {
+    std::iter::successors((first != END).then_some(first), |&i| {
+        (link[i] != END).then_some(link[i])
+    })
 }
 
 /// The neighbours of column `j` (columns sharing a row with it), each once, into `out`.

@@ -142,6 +142,15 @@ impl Pattern {
         Pattern(self.0.transpose())
     }
 
+    /// The most nonzeros in a column (without making the transpose).
+    pub(crate) fn max_col_len(&self) -> usize {
+        let mut count = vec![0usize; self.cols()];
+        for &j in self.indices() {
+            count[j] += 1;
+        }
+        count.into_iter().max().unwrap_or(0)
+    }
+
     /// The most nonzeros in one row: no column colouring has fewer colours.
     pub fn max_row_len(&self) -> usize {
         self.offsets()

@@ -11,6 +11,7 @@ use crate::{Mode, Options};
 use nalgebra_sparse::CsrMatrix;
 use nalgebra_sparse::pattern::SparsityPattern;
 use shared_ops::{Error, Function};
+use std::cell::OnceCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A sparse Jacobian prepared for a function: its pattern, colourings, strategy and buffers,
@@ -48,7 +49,7 @@ pub struct PreparedSparseJacobian<F> {
     f: F,
     options: SparseOptions,
     pattern: Pattern,
-    transpose: Pattern,
+    transpose: OnceCell<Pattern>,
     /// The colourings, where made (see [`adopt`](Self::adopt)).
     columns: Option<Colouring>,
     rows: Option<Colouring>,
@@ -82,7 +83,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             f,
             options,
             pattern: Pattern::from_csr(0, vec![0], Vec::new()),
-            transpose: Pattern::from_csr(0, vec![0], Vec::new()),
+            transpose: OnceCell::new(),
             columns: None,
             rows: None,
             plan: SparsePlan {
@@ -121,19 +122,23 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     fn adopt(&mut self, d: Detected) {
         let p = d.pattern;
         let (n, m) = (p.cols(), p.rows());
-        let t = p.transpose();
+        // The transpose only if a colouring needs it (the natural order's columns do not).
+        let transpose = OnceCell::new();
+        let t = || transpose.get_or_init(|| p.transpose());
         let order = self.options.order;
-        let bounds = (p.max_row_len(), t.max_row_len());
+        let bounds = (p.max_row_len(), p.max_col_len());
+        let colour_columns = || colour_with_transpose(&p, t, order);
+        let colour_rows = || colour_with_transpose(t(), || &p, order);
         let (mut columns, mut rows) = (None, None);
         match self.options.mode {
-            Mode::Forward => columns = Some(colour_with_transpose(&p, &t, order)),
-            Mode::Reverse => rows = Some(colour_with_transpose(&t, &p, order)),
+            Mode::Forward => columns = Some(colour_columns()),
+            Mode::Reverse => rows = Some(colour_rows()),
             Mode::Auto => {
                 let first_columns = bounds.0 <= bounds.1;
                 let first = if first_columns {
-                    colour_with_transpose(&p, &t, order)
+                    colour_columns()
                 } else {
-                    colour_with_transpose(&t, &p, order)
+                    colour_rows()
                 };
                 // The other side at its lower bound, against the first at its colours.
                 let (mine, other, counts) = if first_columns {
@@ -143,10 +148,10 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 };
                 let hope = other.estimate(n, m, counts) < mine.estimate(n, m, counts);
                 if first_columns {
-                    rows = hope.then(|| colour_with_transpose(&t, &p, order));
+                    rows = hope.then(colour_rows);
                     columns = Some(first);
                 } else {
-                    columns = hope.then(|| colour_with_transpose(&p, &t, order));
+                    columns = hope.then(colour_columns);
                     rows = Some(first);
                 }
             }
@@ -192,7 +197,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         (self.columns, self.rows) = (columns, rows);
         self.recorded = d.recording.map(|(rec, xs, ys)| Recorded { rec, xs, ys });
         self.pattern = p;
-        self.transpose = t;
+        self.transpose = transpose;
         self.source = next_source();
         self.gather = None;
     }
@@ -255,7 +260,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     /// ```
     pub fn use_strategy(&mut self, strategy: Strategy) {
         let order = self.options.order;
-        let (p, t) = (&self.pattern, &self.transpose);
+        let (p, transpose) = (&self.pattern, &self.transpose);
+        let t = || transpose.get_or_init(|| p.transpose());
         match strategy {
             Strategy::Columns => {
                 let c = self
@@ -266,7 +272,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             Strategy::Rows => {
                 let c = self
                     .rows
-                    .get_or_insert_with(|| colour_with_transpose(t, p, order));
+                    .get_or_insert_with(|| colour_with_transpose(t(), || p, order));
                 self.plan.row_colours = Some(c.count);
             }
             _ => {}
