@@ -95,31 +95,32 @@ impl Colouring {
 }
 
 /// Colours the columns of `p` so that no row has two columns of one colour, greedily in `order`.
-/// The natural order costs O(nonzeros) while fewer than 64 colours are taken around a column
-/// (a column beyond them visits its neighbours: a dense row of length r costs r² however it
-/// is done). The other orders count each column's neighbours first, O(Σ over nonzeros of their
-/// row's length), and [`Order::SmallestLast`] keeps them, as many as that sum.
+/// The natural order costs O(nonzeros), unless a column finds all of colours 0–63 among its
+/// earlier neighbours: such a column visits its neighbours (a dense row of length r costs r²
+/// however it is done). The other orders count each column's neighbours first, O(Σ over
+/// nonzeros of their row's length), [`Order::SmallestLast`] keeps them, as many as that sum,
+/// and both renumber the columns (a sort of each row).
 pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
     let t = std::cell::OnceCell::new();
-    colour_with_transpose(p, || t.get_or_init(|| p.transpose()), order)
+    colour_columns_with(p, || t.get_or_init(|| p.transpose()), order)
 }
 
-/// [`colour_columns`] of `p`, with its transpose `t` made only if `order` needs it (the
-/// drivers colour both ways and keep it).
-pub(crate) fn colour_with_transpose<'a>(
+/// [`colour_columns`] of `p`, with its transpose made by `transpose` only if `order` needs it
+/// (the drivers colour both ways and keep it).
+pub(crate) fn colour_columns_with<'a>(
     p: &Pattern,
-    t: impl FnOnce() -> &'a Pattern,
+    transpose: impl FnOnce() -> &'a Pattern,
     order: Order,
 ) -> Colouring {
     let visit = match order {
         Order::Natural => None,
         Order::LargestFirst => {
-            let degree = degrees(p, t());
+            let degree = degrees(p, transpose());
             let mut v: Vec<usize> = (0..p.cols()).collect();
             v.sort_by_key(|&j| Reverse(degree[j]));
             Some(v)
         }
-        Order::SmallestLast => Some(smallest_last(p, t())),
+        Order::SmallestLast => Some(smallest_last(p, transpose())),
     };
     let colours = greedy(p, visit.as_deref());
     let count = colours.iter().map(|&c| c + 1).max().unwrap_or(0);
@@ -147,7 +148,8 @@ pub(crate) fn colour_with_transpose<'a>(
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
-    colour_columns(&p.transpose(), order)
+    let t = p.transpose();
+    colour_columns_with(&t, || p, order)
 }
 
 /// The greedy colouring: each column in turn, in the order `visit` (natural if `None`), takes
@@ -167,10 +169,15 @@ fn greedy(p: &Pattern, visit: Option<&[usize]>) -> Vec<usize> {
         for (r, &j) in visit.iter().enumerate() {
             rank[j] = r;
         }
-        let rows: Vec<Vec<usize>> = (0..p.rows())
-            .map(|i| p.row(i).iter().map(|&j| rank[j]).collect())
-            .collect();
-        let renumbered = Pattern::from_rows(p.cols(), &rows).expect("a permutation of columns");
+        debug_assert!(
+            visit.len() == p.cols() && rank.iter().enumerate().all(|(j, &r)| visit[r] == j)
+        );
+        let offsets = p.offsets();
+        let mut indices: Vec<usize> = p.indices().iter().map(|&j| rank[j]).collect();
+        for i in 0..p.rows() {
+            indices[offsets[i]..offsets[i + 1]].sort_unstable();
+        }
+        let renumbered = Pattern::from_csr(p.cols(), offsets.to_vec(), indices);
         let by_rank = greedy(&renumbered, None);
         return (0..p.cols()).map(|j| by_rank[rank[j]]).collect();
     }
@@ -193,9 +200,10 @@ fn greedy(p: &Pattern, visit: Option<&[usize]>) -> Vec<usize> {
         let c = if taken != u64::MAX {
             taken.trailing_ones() as usize
         } else {
-            // At most `most` neighbours (with repeats), holding every colour below 64: one
-            // in 64..=most is free.
+            // At most `most` neighbours (with repeats, and fewer than n), holding every colour
+            // below 64: one in 64..=most is free.
             let most: usize = bucket(head[j], &link).map(|i| p.row(i).len()).sum();
+            let most = most.min(p.cols() - 1);
             forbidden.resize(forbidden.len().max(most + 1), END);
             for i in bucket(head[j], &link) {
                 for &k in p.row(i) {

@@ -2,8 +2,8 @@
 //! and (for Hessians) every nonlinear operation adds the pairs of inputs it couples.
 //!
 //! Without values (*global* detection) the sets hold for every x, but a branch on a value
-//! cannot be followed: the first one is kept as the reason to refuse (and no rule is evaluated:
-//! a tracer that reads an input has the value NaN). With values (*local*
+//! cannot be followed: the first one is kept as the reason to refuse (and no rule is evaluated
+//! on a tracer that reads an input: its value is NaN). With values (*local*
 //! detection) comparisons follow the point's branches, and the sets hold where the branches
 //! are the same. The sets live in a thread-local arena for the duration of one detection.
 
@@ -195,6 +195,26 @@ impl Arena {
         self.bounds[node as usize]..self.bounds[node as usize + 1]
     }
 
+    /// The node of `rule(a, b)`, coupling what its curvature couples.
+    #[inline(always)]
+    fn union_for<R: Binary>(&mut self, a: u32, b: u32) -> u32 {
+        let curvature = curvature::<R>();
+        if matches!(curvature, Curvature::Flat) || self.refused.is_some() {
+            return NONE;
+        }
+        let ab = self.union2(a, b);
+        match curvature {
+            Curvature::Product => self.couple(a, b),
+            Curvature::Quotient => {
+                self.couple(a, b);
+                self.couple(b, b);
+            }
+            Curvature::Nonlinear => self.couple(ab, ab),
+            Curvature::Flat | Curvature::Linear => {}
+        }
+        ab
+    }
+
     /// Records that second derivatives couple every input of `a` with every input of `b`, if
     /// the detection is a Hessian's.
     #[inline(always)]
@@ -326,28 +346,6 @@ impl Op for Tracer {
             f64::NAN
         };
         Tracer { node, value }
-    }
-}
-
-impl Arena {
-    /// The node of `rule(a, b)`, coupling what its curvature couples.
-    #[inline(always)]
-    fn union_for<R: Binary>(&mut self, a: u32, b: u32) -> u32 {
-        let curvature = curvature::<R>();
-        if matches!(curvature, Curvature::Flat) || self.refused.is_some() {
-            return NONE;
-        }
-        let ab = self.union2(a, b);
-        match curvature {
-            Curvature::Product => self.couple(a, b),
-            Curvature::Quotient => {
-                self.couple(a, b);
-                self.couple(b, b);
-            }
-            Curvature::Nonlinear => self.couple(ab, ab),
-            Curvature::Flat | Curvature::Linear => {}
-        }
-        ab
     }
 }
 
