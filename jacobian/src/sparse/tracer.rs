@@ -93,6 +93,8 @@ struct Arena {
     /// The first decision that needed a value, in global detection.
     refused: Option<String>,
     scratch: Vec<u32>,
+    /// Nodes `0..inputs` are the inputs.
+    inputs: u32,
 }
 
 thread_local! {
@@ -132,6 +134,15 @@ impl Arena {
         if b == NONE {
             return a;
         }
+        // Nodes below `inputs` are the inputs, each its own set: adding one to a small set (a
+        // stencil's row, a sum, term by term) is an insertion that reads only the other set.
+        if let Some(u) = match (a < self.inputs, b < self.inputs) {
+            (false, true) => self.insert(a, b),
+            (true, false) => self.insert(b, a),
+            _ => None,
+        } {
+            return u;
+        }
         let (ra, rb) = (self.range(a), self.range(b));
         let (la, lb) = (ra.len(), rb.len());
         // Merged aside, so that nothing is written to the arena unless the union is a new set:
@@ -161,6 +172,38 @@ impl Arena {
             self.bounds.push(self.items.len());
             (self.bounds.len() - 2) as u32
         }
+    }
+
+    /// The node of `a`'s set with the input `x` added, if that set holds fewer than 8 inputs:
+    /// `a` if it holds `x`, else a new node. `x`'s place is the count of smaller inputs; each
+    /// slot of the result takes the input at its place, or the one before it past `x`.
+    #[inline(always)]
+    fn insert(&mut self, a: u32, x: u32) -> Option<u32> {
+        let r = self.range(a);
+        let src = &self.items[r];
+        let len = src.len();
+        if len >= 8 {
+            return None;
+        }
+        // set[k + 1] is the k-th input (set[0] is never kept: slot 0 gets x or the first).
+        let mut set = [u32::MAX; 9];
+        for (k, &v) in src.iter().enumerate() {
+            set[k + 1] = v;
+        }
+        let at = src.iter().filter(|&&v| v < x).count();
+        if src.get(at) == Some(&x) {
+            return Some(a);
+        }
+        let mut out = [0; 8];
+        for k in 0..8 {
+            out[k] = if k < at { set[k + 1] } else { set[k] };
+        }
+        out[at] = x;
+        let end = self.items.len() + len + 1;
+        self.items.extend_from_slice(&out);
+        self.items.truncate(end);
+        self.bounds.push(self.items.len());
+        Some((self.bounds.len() - 2) as u32)
     }
 
     /// [`merge`] of two sets of the arena into the scratch buffer.
@@ -450,6 +493,7 @@ pub(crate) fn trace<F: Function>(
         items,
         pairs: hessian.then(Vec::new),
         local,
+        inputs: n as u32,
         ..Arena::default()
     };
     let previous = ARENA.with(|a| a.replace(Some(arena)));
