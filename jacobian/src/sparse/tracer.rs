@@ -139,7 +139,8 @@ impl Arena {
         if let Some(u) = match (a < self.inputs, b < self.inputs) {
             (false, true) => self.insert(a, b),
             (true, false) => self.insert(b, a),
-            _ => None,
+            (true, true) => Some(self.push_small(&[a.min(b), a.max(b), 0, 0, 0, 0, 0, 0], 2)),
+            (false, false) => None,
         } {
             return u;
         }
@@ -159,16 +160,10 @@ impl Arena {
             a
         } else if len == lb {
             b
+        } else if on_stack {
+            self.push_small(&small, len)
         } else {
-            if on_stack {
-                // All eight, then cut: a copy of fixed size is inlined, a call to memmove
-                // for a handful of numbers is not.
-                let end = self.items.len() + len;
-                self.items.extend_from_slice(&small);
-                self.items.truncate(end);
-            } else {
-                self.items.extend_from_slice(&self.scratch[..len]);
-            }
+            self.items.extend_from_slice(&self.scratch[..len]);
             self.bounds.push(self.items.len());
             (self.bounds.len() - 2) as u32
         }
@@ -199,11 +194,18 @@ impl Arena {
             out[k] = if k < at { set[k + 1] } else { set[k] };
         }
         out[at] = x;
-        let end = self.items.len() + len + 1;
-        self.items.extend_from_slice(&out);
+        Some(self.push_small(&out, len + 1))
+    }
+
+    /// A new node whose set is `set[..len]`. All eight are copied, then cut: a copy of fixed
+    /// size is inlined, a call to memmove for a handful of numbers is not.
+    #[inline(always)]
+    fn push_small(&mut self, set: &[u32; 8], len: usize) -> u32 {
+        let end = self.items.len() + len;
+        self.items.extend_from_slice(set);
         self.items.truncate(end);
         self.bounds.push(self.items.len());
-        Some((self.bounds.len() - 2) as u32)
+        (self.bounds.len() - 2) as u32
     }
 
     /// [`merge`] of two sets of the arena into the scratch buffer.
