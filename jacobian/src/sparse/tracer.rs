@@ -126,7 +126,9 @@ impl Arena {
     }
 
     /// A node whose set is the union of `a`'s and `b`'s: one of them if it holds the other's
-    /// (no new node), else a new node by a merge of the two sorted sets.
+    /// (no new node), else a new node. Inlined into every operation, so that the cases that
+    /// touch no set pay no call.
+    #[inline(always)]
     fn union2(&mut self, a: u32, b: u32) -> u32 {
         if a == NONE || a == b {
             return b;
@@ -136,14 +138,17 @@ impl Arena {
         }
         // Nodes below `inputs` are the inputs, each its own set: adding one to a small set (a
         // stencil's row, a sum, term by term) is an insertion that reads only the other set.
-        if let Some(u) = match (a < self.inputs, b < self.inputs) {
+        match (a < self.inputs, b < self.inputs) {
             (false, true) => self.insert(a, b),
             (true, false) => self.insert(b, a),
-            (true, true) => Some(self.push_small(&[a.min(b), a.max(b), 0, 0, 0, 0, 0, 0], 2)),
-            (false, false) => None,
-        } {
-            return u;
+            (true, true) => self.push_small(&[a.min(b), a.max(b), 0, 0, 0, 0, 0, 0], 2),
+            (false, false) => self.merge_sets(a, b),
         }
+    }
+
+    /// [`union2`](Self::union2) of two sets that are not inputs, by a merge.
+    #[inline(never)]
+    fn merge_sets(&mut self, a: u32, b: u32) -> u32 {
         let (ra, rb) = (self.range(a), self.range(b));
         let (la, lb) = (ra.len(), rb.len());
         // Merged aside, so that nothing is written to the arena unless the union is a new set:
@@ -169,16 +174,16 @@ impl Arena {
         }
     }
 
-    /// The node of `a`'s set with the input `x` added, if that set holds fewer than 8 inputs:
-    /// `a` if it holds `x`, else a new node. `x`'s place is the count of smaller inputs; each
-    /// slot of the result takes the input at its place, or the one before it past `x`.
-    #[inline(always)]
-    fn insert(&mut self, a: u32, x: u32) -> Option<u32> {
+    /// The node of `a`'s set with the input `x` added: `a` if it holds `x`, else a new node.
+    /// For a set of fewer than 8, `x`'s place is the count of smaller inputs, and each slot of
+    /// the result takes the input at its place, or the one before it past `x`.
+    #[inline(never)]
+    fn insert(&mut self, a: u32, x: u32) -> u32 {
         let r = self.range(a);
         let src = &self.items[r];
         let len = src.len();
         if len >= 8 {
-            return None;
+            return self.merge_sets(a, x);
         }
         // set[k + 1] is the k-th input (set[0] is never kept: slot 0 gets x or the first).
         let mut set = [u32::MAX; 9];
@@ -187,14 +192,14 @@ impl Arena {
         }
         let at = src.iter().filter(|&&v| v < x).count();
         if src.get(at) == Some(&x) {
-            return Some(a);
+            return a;
         }
         let mut out = [0; 8];
         for k in 0..8 {
             out[k] = if k < at { set[k + 1] } else { set[k] };
         }
         out[at] = x;
-        Some(self.push_small(&out, len + 1))
+        self.push_small(&out, len + 1)
     }
 
     /// A new node whose set is `set[..len]`. All eight are copied, then cut: a copy of fixed
