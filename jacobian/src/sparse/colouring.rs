@@ -196,7 +196,11 @@ fn greedy(p: &Pattern, visit: Option<&[usize]>) -> Vec<usize> {
     // forbidden[c] == j: colour c is taken by a neighbour of column j.
     let mut forbidden = Vec::new();
     for j in 0..p.cols() {
-        let taken = bucket(head[j], &link).fold(0, |m, i| m | used[i]);
+        let (mut taken, mut i) = (0, head[j]);
+        while i != END {
+            taken |= used[i];
+            i = link[i];
+        }
         let c = if taken != u64::MAX {
             taken.trailing_ones() as usize
         } else {
