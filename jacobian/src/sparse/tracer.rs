@@ -5,7 +5,10 @@
 //! cannot be followed: the first one is kept as the reason to refuse (and no rule is evaluated
 //! on a tracer that reads an input: its value is NaN). With values (*local*
 //! detection) comparisons follow the point's branches, and the sets hold where the branches
-//! are the same. The sets live in a thread-local arena for the duration of one detection.
+//! are the same. A piecewise-constant result (`floor`, `signum`, `round`, …) has an empty set,
+//! its derivative being zero, but its value depends on its inputs: global detection refuses a
+//! branch on it as on them. The sets live in a thread-local arena for the duration of one
+//! detection.
 
 use core::any::TypeId;
 use shared_ops::num_traits::{One, Zero};
@@ -15,6 +18,10 @@ use std::fmt;
 
 /// The node of a constant: it depends on no input.
 const NONE: u32 = u32::MAX;
+
+/// The node of a piecewise-constant function of inputs (`floor`, `signum`, …): no input in its
+/// set, but its value depends on them, so a branch on it is refused like one on its inputs.
+const FLAT: u32 = u32::MAX - 1;
 
 /// A number for sparsity detection: which inputs it depends on (a node of the detection's
 /// arena) and, in local detection, its value. Only the detection drivers create inputs; a
@@ -55,6 +62,7 @@ impl fmt::Display for Tracer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.node {
             NONE => write!(f, "{}", self.value),
+            FLAT => write!(f, "tracer (piecewise constant)"),
             node => write!(f, "tracer #{node}"),
         }
     }
@@ -120,7 +128,7 @@ fn with<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
 impl Arena {
     fn set(&self, node: u32) -> &[u32] {
         match node {
-            NONE => &[],
+            NONE | FLAT => &[],
             k => &self.items[self.bounds[k as usize]..self.bounds[k as usize + 1]],
         }
     }
@@ -130,11 +138,12 @@ impl Arena {
     /// touch no set pay no call.
     #[inline(always)]
     fn union2(&mut self, a: u32, b: u32) -> u32 {
-        if a == NONE || a == b {
-            return b;
-        }
-        if b == NONE {
+        // NONE and FLAT hold no input; FLAT (a value that depends on inputs) wins over NONE.
+        if a == b || b == NONE {
             return a;
+        }
+        if a >= FLAT || b == FLAT {
+            return if a >= FLAT { b } else { a };
         }
         // Nodes below `inputs` are the inputs, each its own set: adding one to a small set (a
         // stencil's row, a sum, term by term) is an insertion that reads only the other set.
@@ -249,8 +258,11 @@ impl Arena {
     #[inline(always)]
     fn union_for<R: Binary>(&mut self, a: u32, b: u32) -> u32 {
         let curvature = curvature::<R>();
-        if matches!(curvature, Curvature::Flat) || self.refused.is_some() {
+        if self.refused.is_some() {
             return NONE;
+        }
+        if matches!(curvature, Curvature::Flat) {
+            return FLAT;
         }
         let ab = self.union2(a, b);
         match curvature {
@@ -365,7 +377,7 @@ impl Op for Tracer {
         let (node, local) = with(|a| {
             let node = match curvature::<R>() {
                 _ if a.refused.is_some() => NONE,
-                Curvature::Flat => NONE,
+                Curvature::Flat => FLAT,
                 Curvature::Nonlinear => {
                     a.couple(self.node, self.node);
                     self.node

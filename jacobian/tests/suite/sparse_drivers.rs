@@ -303,6 +303,48 @@ fn global_detection_refuses_a_branch_and_auto_falls_back_to_local() {
     assert_eq!(j.triplets(), vec![(0, 0, 2.0), (0, 1, 1.0), (1, 2, 1.0)]);
 }
 
+/// A branch on a piecewise-constant function of an input: its derivative is zero, but its
+/// value still depends on x, so the branch does too.
+struct BranchOnFloor;
+
+impl Function for BranchOnFloor {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let k = x[0].floor();
+        vec![
+            if k > T::zero() { x[1] } else { x[2] },
+            k * x[1],
+            k.signum() + x[2],
+        ]
+    }
+}
+
+#[test]
+fn a_branch_on_floor_of_an_input_is_refused_by_global_detection() {
+    let err = jacobian_pattern(&BranchOnFloor, &[1.5, 2.0, 3.0], Detection::Global).unwrap_err();
+    assert!(matches!(err, Error::NeedsValues { .. }), "{err}");
+    // Local detection follows the branch at each point (its recording keeps floor's zero
+    // edges, so x₀ may stay in rows 1 and 2, with the value 0).
+    for (x0, taken) in [(1.5, 1), (-0.5, 2)] {
+        let p = jacobian_pattern(&BranchOnFloor, &[x0, 2.0, 3.0], Detection::Local).unwrap();
+        assert_eq!(p.row(0), &[taken]);
+        let j = sparse_jacobian(&BranchOnFloor, &[x0, 2.0, 3.0]).unwrap();
+        assert_eq!(j.plan.detection, Detection::Local);
+        assert!(j.plan.fallback.as_deref().unwrap().contains("comparison"));
+        let mut want = nalgebra::DMatrix::zeros(3, 3);
+        (want[(0, taken)], want[(1, 1)], want[(2, 2)]) = (1.0, x0.floor(), 1.0);
+        assert_eq!(j.to_dense(), want);
+    }
+    // Without a branch, a floor result is an operand like any other, valid for every x.
+    struct NoBranch;
+    impl Function for NoBranch {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![x[0].floor() * x[1] + x[0].ceil().floor(), x[1].round()]
+        }
+    }
+    let p = jacobian_pattern(&NoBranch, &[1.5, 2.0], Detection::Global).unwrap();
+    assert_eq!((p.row(0), p.row(1)), (&[1][..], &[][..]));
+}
+
 /// Row 1 reads x₁ too when x₀ ≤ 0.
 struct Widens;
 
