@@ -138,12 +138,10 @@ impl Arena {
     /// touch no set pay no call.
     #[inline(always)]
     fn union2(&mut self, a: u32, b: u32) -> u32 {
-        // NONE and FLAT hold no input; FLAT (a value that depends on inputs) wins over NONE.
-        if a == b || b == NONE {
-            return a;
-        }
-        if a >= FLAT || b == FLAT {
-            return if a >= FLAT { b } else { a };
+        // NONE and FLAT, the two largest nodes, hold no input: the union is the other operand,
+        // and FLAT (a value that depends on inputs) wins over NONE. That is the smaller node.
+        if a == b || a.max(b) >= FLAT {
+            return a.min(b);
         }
         // Nodes below `inputs` are the inputs, each its own set: adding one to a small set (a
         // stencil's row, a sum, term by term) is an insertion that reads only the other set.
