@@ -15,7 +15,7 @@ use shared_ops::{Binary, Op, Unary};
 pub(crate) const CONST: u32 = 1 << 31;
 
 /// How a node's operands map onto its edges (what re-evaluation writes where).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 pub(crate) enum Form {
     /// An input; operand 0 is its position among the inputs.
@@ -73,7 +73,7 @@ pub(crate) struct Program<T> {
     /// Number of inputs.
     pub inputs: u32,
     /// The form prepared for re-evaluation, while no node is added.
-    pub compiled: Option<super::eval::Compiled<T>>,
+    pub compiled: Option<super::compile::Compiled<T>>,
 }
 
 impl<T> Default for Program<T> {
@@ -188,6 +188,7 @@ impl<T: Copy> Program<T> {
             + self.args.capacity() * 4
             + self.consts.capacity() * size_of::<T>()
             + self.guards.capacity() * size_of::<Guard>()
+            + self.compiled.as_ref().map_or(0, |c| c.capacity_bytes())
     }
 }
 

@@ -12,6 +12,7 @@ mod dual_tape;
 mod nary;
 mod nested;
 mod real_field;
+mod schedule;
 mod tensor;
 mod tensor_vs_scalar;
 mod trace;

@@ -1,0 +1,295 @@
+//! The program prepared for re-evaluation, once per recording: each node's kernel and operands
+//! as plain indices, and the nodes grouped so that one loop evaluates many.
+//!
+//! Evaluated in recording order, a node waits for the one before it, and each node pays a
+//! dispatch on its operation. But most nodes do not read the node just before them (the terms
+//! of Rosenbrock, a layer's units, a mixture's components are side by side), so the nodes are
+//! put in *levels*: one more than the highest level among their operands. Nodes of one level
+//! read only nodes of earlier levels; within a level, those of one kernel (and operation, and
+//! form) make a group, evaluated by one loop with the kernel inlined and the rule known. Values
+//! and partials are the same bits in any order that evaluates operands first, so this changes
+//! the speed only.
+//!
+//! Levels are counted within windows of [`WINDOW`] nodes, windows in recording order, so that
+//! the values a group reads stay in cache on long recordings.
+
+use super::ReplayError;
+use super::op_code::OpCode;
+use super::program::{CONST, Form, Program};
+use crate::sweep::schedule::Schedule;
+use crate::tape::storage::{TapeData, UNIT};
+use core::any::TypeId;
+use shared_ops::Op;
+
+/// Nodes per window.
+const WINDOW: usize = 4096;
+
+/// What evaluating a node takes: the common arithmetic with its form has a kernel of its own
+/// (the rule inlined); other rules go through their code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub(super) enum Kernel {
+    Input,
+    Sum,
+    Dot,
+    MulAdd,
+    Custom,
+    /// A built-in one-argument rule, found by its code.
+    Unary,
+    /// A built-in two-argument rule, found by its code.
+    Binary,
+    Add,
+    Sub,
+    AddSame,
+    SubSame,
+    Neg,
+    MulFirst,
+    MulSecond,
+    MulSame,
+    MulBoth,
+    DivFirst,
+    DivSecond,
+    DivBoth,
+}
+
+impl Kernel {
+    fn of(op: OpCode, form: Form) -> Kernel {
+        use {Form as F, OpCode as O};
+        match (op, form) {
+            (O::Input, _) => Kernel::Input,
+            (O::Sum, _) => Kernel::Sum,
+            (O::Dot, _) => Kernel::Dot,
+            (O::MulAdd, _) => Kernel::MulAdd,
+            (O::Custom, _) => Kernel::Custom,
+            (O::Add, F::Value) => Kernel::Add,
+            (O::Sub, F::Value) => Kernel::Sub,
+            (O::Add, F::Same) => Kernel::AddSame,
+            (O::Sub, F::Same) => Kernel::SubSame,
+            (O::Neg, _) => Kernel::Neg,
+            (O::Mul, F::First) => Kernel::MulFirst,
+            (O::Mul, F::Second) => Kernel::MulSecond,
+            (O::Mul, F::Same) => Kernel::MulSame,
+            (O::Mul, F::Both) => Kernel::MulBoth,
+            (O::Div, F::First) => Kernel::DivFirst,
+            (O::Div, F::Second) => Kernel::DivSecond,
+            (O::Div, F::Both) => Kernel::DivBoth,
+            (op, _) if op.is_unary() => Kernel::Unary,
+            _ => Kernel::Binary,
+        }
+    }
+}
+
+/// One node, ready to evaluate: its index, its operands as indices into the program's
+/// `values` (where the constants follow the nodes; for `Many` forms a range of `args`, for
+/// `powi` the exponent in `b`), and where its weighted edges start.
+///
+/// Kept as two `u64`s: the loops are bound by the processor's memory operations, and two
+/// loads per node instead of four made the re-evaluation a tenth faster (Rosenbrock
+/// n = 1000).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Code {
+    /// `a | b << 32`
+    ab: u64,
+    /// `e | node << 32`
+    en: u64,
+}
+
+impl Code {
+    fn new(node: u32, a: u32, b: u32, e: u32) -> Code {
+        Code {
+            ab: a as u64 | (b as u64) << 32,
+            en: e as u64 | (node as u64) << 32,
+        }
+    }
+
+    /// `(a, b, e, node)`.
+    #[inline(always)]
+    pub fn parts(self) -> (usize, usize, usize, usize) {
+        let (ab, en) = (self.ab, self.en);
+        let low = |x: u64| x as u32 as usize;
+        (low(ab), (ab >> 32) as usize, low(en), (en >> 32) as usize)
+    }
+}
+
+/// Nodes evaluated by one loop: one kernel, operation and form (and, for a user's rule, the
+/// rule: its index in [`Program::rules`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Group {
+    pub kernel: Kernel,
+    pub op: OpCode,
+    pub form: Form,
+    pub rule: u32,
+    /// Its nodes: `code[start..end]`.
+    pub start: u32,
+    pub end: u32,
+}
+
+/// The program prepared for re-evaluation.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Compiled<T> {
+    /// The nodes, group by group.
+    pub(super) code: Vec<Code>,
+    /// The groups, in an order that evaluates every operand first.
+    pub(super) groups: Vec<Group>,
+    pub(super) args: Vec<u32>,
+    /// The lengths the indices were checked against: the values (nodes and constants) and
+    /// the weighted edges.
+    pub(super) values: usize,
+    pub(super) partials: usize,
+    /// The node of each input, and the first if they are consecutive (as `Tape::vars` makes
+    /// them): then they are written as one slice.
+    pub(super) inputs: Vec<u32>,
+    pub(super) first_input: Option<u32>,
+    /// The point being left, to go back to after a failed guard.
+    pub(super) previous: Vec<T>,
+    /// The order of the sweeps that follow (on a tape of `f64`, the one kernel with a
+    /// scheduled form).
+    pub schedule: Option<Schedule>,
+}
+
+impl<T> Compiled<T> {
+    /// Bytes held.
+    pub fn capacity_bytes(&self) -> usize {
+        self.code.capacity() * size_of::<Code>()
+            + self.groups.capacity() * size_of::<Group>()
+            + (self.args.capacity() + self.inputs.capacity()) * 4
+            + self.previous.capacity() * size_of::<T>()
+            + self.schedule.as_ref().map_or(0, Schedule::capacity_bytes)
+    }
+}
+
+/// An operand as an index into `values` with the constants after the `n` nodes.
+fn slot(r: u32, n: usize) -> u32 {
+    if r & CONST != 0 {
+        (r & !CONST) + n as u32
+    } else {
+        r
+    }
+}
+
+impl<T: Op> Program<T> {
+    /// Prepares the re-evaluation (once per recording, see the module's text); the constants
+    /// move behind the nodes' values.
+    pub(super) fn compile(&mut self, d: &TapeData<T>) -> Result<(), ReplayError> {
+        if self.compiled.is_some() {
+            return Ok(());
+        }
+        let n = self.len();
+        if let Some(i) = self.forms.iter().position(|&f| f == Form::Opaque) {
+            return Err(ReplayError::Opaque { node: i as u32 });
+        }
+        let args: Vec<u32> = self.args.iter().map(|&r| slot(r, n)).collect();
+        let mut rules = 0..;
+        let mut level = vec![0u32; n];
+        let mut keyed = Vec::with_capacity(n);
+        for i in 0..n {
+            let (op, form, [a, b]) = (self.ops[i], self.forms[i], self.operands[i]);
+            let kernel = Kernel::of(op, form);
+            let (a, b) = match form {
+                Form::Input | Form::Many => (a, b),
+                _ if op == OpCode::Powi => (slot(a, n), b),
+                _ => (slot(a, n), slot(b, n)),
+            };
+            let rule = match kernel {
+                Kernel::Custom => rules.next().expect("a rule per custom node"),
+                _ => 0,
+            };
+            // The operands that are nodes of this window.
+            let operands: &[u32] = match form {
+                Form::Input => &[],
+                Form::Many => &args[a as usize..(a + b) as usize],
+                _ if op == OpCode::Powi => &[a],
+                _ => &[a, b],
+            };
+            let window = (i / WINDOW * WINDOW) as u32;
+            let below = operands
+                .iter()
+                .filter(|&&r| r >= window && (r as usize) < n)
+                .map(|&r| level[r as usize])
+                .max();
+            level[i] = below.map_or(0, |l| l + 1);
+            let e = d.starts()[i] & !UNIT;
+            let group = Group {
+                kernel,
+                op,
+                form,
+                rule,
+                start: 0,
+                end: 0,
+            };
+            let node = i as u32;
+            if kernel == Kernel::Input {
+                // Written before the groups, from `inputs`.
+                continue;
+            }
+            let code = Code::new(node, a, b, e);
+            check(&group, code, n + self.consts.len(), d.partials().len());
+            keyed.push(((window, level[i], group), code));
+        }
+        // Stable: within a group, nodes keep their recording order.
+        keyed.sort_by_key(|k| k.0);
+        let mut groups: Vec<Group> = Vec::new();
+        let mut last = None;
+        for (k, &(key, _)) in keyed.iter().enumerate() {
+            if last != Some(key) {
+                last = Some(key);
+                groups.push(Group {
+                    start: k as u32,
+                    ..key.2
+                });
+            }
+            groups.last_mut().expect("pushed above").end = k as u32 + 1;
+        }
+        let inputs: Vec<u32> = (0..n as u32)
+            .filter(|&i| self.forms[i as usize] == Form::Input)
+            .collect();
+        let first_input = match inputs[..] {
+            [first, .., last] if last - first + 1 == inputs.len() as u32 => Some(first),
+            [only] => Some(only),
+            _ => None,
+        };
+        self.values.extend_from_slice(&self.consts);
+        self.compiled = Some(Compiled {
+            code: keyed.into_iter().map(|k| k.1).collect(),
+            groups,
+            args,
+            values: self.values.len(),
+            partials: d.partials().len(),
+            inputs,
+            first_input,
+            previous: Vec::new(),
+            schedule: (TypeId::of::<T>() == TypeId::of::<f64>()).then(|| Schedule::of(d)),
+        });
+        Ok(())
+    }
+}
+
+/// Checks what the arithmetic kernels index without bounds checks (see `eval::run`): the
+/// node, the operands and the edges the node's form writes. A failure is a bug of the tape.
+fn check(g: &Group, k: Code, values: usize, partials: usize) {
+    let (a, b, e, node) = k.parts();
+    let edges = match g.form {
+        Form::First | Form::Second | Form::Same => 1,
+        Form::Both => 2,
+        _ => 0,
+    };
+    let binary = matches!(
+        g.kernel,
+        Kernel::Add | Kernel::Sub | Kernel::AddSame | Kernel::SubSame
+    ) || matches!(
+        g.kernel,
+        Kernel::MulFirst | Kernel::MulSecond | Kernel::MulSame
+    ) || matches!(
+        g.kernel,
+        Kernel::MulBoth | Kernel::DivFirst | Kernel::DivSecond
+    ) || g.kernel == Kernel::DivBoth;
+    let operands_ok = match g.kernel {
+        Kernel::Neg => a < values,
+        _ if binary => a < values && b < values,
+        _ => true,
+    };
+    assert!(
+        node < values && operands_ok && (edges == 0 || e + edges <= partials),
+        "reverse: a recorded node indexes outside its tape: {g:?} {k:?}"
+    );
+}
