@@ -17,11 +17,12 @@ use crate::tensor::Element;
 /// `g · d`, the gradient through a local partial, under the structural-zero convention of the
 /// rule table: a zero factor gives exactly 0, where `0 · ∞` and `0 · NaN` would give NaN. So
 /// `sqrt(x) * 0` at `x = 0` has gradient 0 here as in the scalar modes. Only a NaN product can
-/// hide such a case, so the common path is one multiply and one comparison.
+/// hide such a case. The tests are combined without short-circuits, into one select, so that
+/// a loop of them vectorises (a branch per element kept the elementwise backward scalar).
 #[inline(always)]
 pub(crate) fn chain<T: Element>(g: T, d: T) -> T {
     let p = g * d;
-    if p.is_nan() && (g.is_zero() || d.is_zero()) {
+    if p.is_nan() & (g.is_zero() | d.is_zero()) {
         T::zero()
     } else {
         p
