@@ -8,7 +8,9 @@
 //! read only nodes of earlier levels; within a level, those of one kernel (and operation, and
 //! form) make a group, evaluated by one loop with the kernel inlined and the rule known. Values
 //! and partials are the same bits in any order that evaluates operands first, so this changes
-//! the speed only.
+//! the speed only (a user's rule is a function of its arguments, as `Unary` and `Binary`
+//! require; one that kept state across calls would see its calls in another order). A user's
+//! rule is a group of its own: its nodes are evaluated one call each.
 //!
 //! Levels are counted within windows of [`WINDOW`] nodes, windows in recording order, so that
 //! the values a group reads stay in cache on long recordings.
@@ -132,10 +134,6 @@ pub(crate) struct Compiled<T> {
     /// The groups, in an order that evaluates every operand first.
     pub(super) groups: Vec<Group>,
     pub(super) args: Vec<u32>,
-    /// The lengths the indices were checked against: the values (nodes and constants) and
-    /// the weighted edges.
-    pub(super) values: usize,
-    pub(super) partials: usize,
     /// The node of each input, and the first if they are consecutive (as `Tape::vars` makes
     /// them): then they are written as one slice.
     pub(super) inputs: Vec<u32>,
@@ -179,7 +177,7 @@ impl<T: Op> Program<T> {
             return Err(ReplayError::Opaque { node: i as u32 });
         }
         let args: Vec<u32> = self.args.iter().map(|&r| slot(r, n)).collect();
-        let mut rules = 0..;
+        let mut rules = self.rules.iter().enumerate();
         let mut level = vec![0u32; n];
         let mut keyed = Vec::with_capacity(n);
         for i in 0..n {
@@ -191,7 +189,10 @@ impl<T: Op> Program<T> {
                 _ => (slot(a, n), slot(b, n)),
             };
             let rule = match kernel {
-                Kernel::Custom => rules.next().expect("a rule per custom node"),
+                Kernel::Custom => match rules.next() {
+                    Some((k, r)) if r.node == i as u32 => k as u32,
+                    _ => panic!("reverse: custom node {i} has no rule of its own"),
+                },
                 _ => 0,
             };
             // The operands that are nodes of this window.
@@ -223,7 +224,6 @@ impl<T: Op> Program<T> {
                 continue;
             }
             let code = Code::new(node, a, b, e);
-            check(&group, code, n + self.consts.len(), d.partials().len());
             keyed.push(((window, level[i], group), code));
         }
         // Stable: within a group, nodes keep their recording order.
@@ -253,8 +253,6 @@ impl<T: Op> Program<T> {
             code: keyed.into_iter().map(|k| k.1).collect(),
             groups,
             args,
-            values: self.values.len(),
-            partials: d.partials().len(),
             inputs,
             first_input,
             previous: Vec::new(),
@@ -262,34 +260,4 @@ impl<T: Op> Program<T> {
         });
         Ok(())
     }
-}
-
-/// Checks what the arithmetic kernels index without bounds checks (see `eval::run`): the
-/// node, the operands and the edges the node's form writes. A failure is a bug of the tape.
-fn check(g: &Group, k: Code, values: usize, partials: usize) {
-    let (a, b, e, node) = k.parts();
-    let edges = match g.form {
-        Form::First | Form::Second | Form::Same => 1,
-        Form::Both => 2,
-        _ => 0,
-    };
-    let binary = matches!(
-        g.kernel,
-        Kernel::Add | Kernel::Sub | Kernel::AddSame | Kernel::SubSame
-    ) || matches!(
-        g.kernel,
-        Kernel::MulFirst | Kernel::MulSecond | Kernel::MulSame
-    ) || matches!(
-        g.kernel,
-        Kernel::MulBoth | Kernel::DivFirst | Kernel::DivSecond
-    ) || g.kernel == Kernel::DivBoth;
-    let operands_ok = match g.kernel {
-        Kernel::Neg => a < values,
-        _ if binary => a < values && b < values,
-        _ => true,
-    };
-    assert!(
-        node < values && operands_ok && (edges == 0 || e + edges <= partials),
-        "reverse: a recorded node indexes outside its tape: {g:?} {k:?}"
-    );
 }

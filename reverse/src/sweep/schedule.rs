@@ -1,5 +1,6 @@
 //! The adjoint sweep of a recording that is swept many times, reordered so that independent
-//! edges run side by side, with the same bits as the plain sweep.
+//! edges run side by side, with the same bits as the plain sweep (but for the sign and payload
+//! of a NaN, which Rust leaves unspecified).
 //!
 //! The plain sweep ([`kernel`](super::kernel)) walks the nodes last to first, and each term
 //! `ū += ∂v/∂u · v̄` waits for the one before it through memory: `v̄` was written by the node
@@ -23,8 +24,8 @@
 //! memory operations (loads of indices, of adjoints and partials, stores), and one load of both
 //! indices instead of two made the unit edges' loop a fifth faster (Rosenbrock n = 1000).
 //!
-//! Built once, by a replayable recording's first re-evaluation (where a recording is swept
-//! again and again), in time linear in the edges.
+//! Built by a replayable recording's first re-evaluation (where a recording is swept again and
+//! again), in time linear in the edges, and again if a live tape grows and is re-evaluated.
 
 use super::kernel::structural;
 use crate::tape::storage::{Edges, NEG, TapeData};
@@ -40,7 +41,7 @@ impl<T> TapeData<T> {
 }
 
 /// The edges of a recording by level.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Schedule {
     /// Nodes of the recording, and its weighted edges.
     nodes: usize,
@@ -48,6 +49,8 @@ pub(crate) struct Schedule {
     /// Per level, where its edges begin in `weighted`, `plus` and `minus`; one more entry
     /// marks their ends.
     levels: Vec<[u32; 3]>,
+    /// Per level, one more than the highest node its edges touch: the adjoints it needs.
+    reach: Vec<u32>,
     /// Per window, its first level.
     windows: Vec<u32>,
     /// Weighted edges `v → u` (as `v | u << 32`), the term `ū += partial[k] · v̄`, and their
@@ -77,11 +80,17 @@ impl Schedule {
         let mut plus = Vec::with_capacity(unit.len());
         let mut minus = Vec::new();
         let (mut floor, mut top) = (0u32, 0u32);
+        // Per level, one more than the highest node its edges touch.
+        let mut reach = Vec::new();
         // The level of the edge v → u: after the last term added to v̄, and to ū.
         let mut level = |v: usize, u: u32, floor: u32, top: &mut u32| {
             let t = last[v].max(last[u as usize]).max(floor) + 1;
             last[u as usize] = t;
             *top = (*top).max(t);
+            if reach.len() <= t as usize {
+                reach.resize(t as usize + 1, 0);
+            }
+            reach[t as usize] = reach[t as usize].max(v.max(u as usize) as u32 + 1);
             t
         };
         for (v, edges) in d.walk_back(n) {
@@ -92,7 +101,7 @@ impl Schedule {
             }
             match edges {
                 Edges::Weighted(lo, hi) => {
-                    for (k, &u) in parent.iter().enumerate().take(hi).skip(lo) {
+                    for (&u, k) in parent[lo..hi].iter().zip(lo..) {
                         let t = level(v, u, floor, &mut top);
                         weighted.push((t, (pair(v, u), k as u32)));
                     }
@@ -118,6 +127,7 @@ impl Schedule {
             nodes: n,
             partials: parent.len(),
             levels: (0..=levels).map(|t| [w[t], p[t], m[t]]).collect(),
+            reach,
             windows,
             edge: weighted.iter().map(|e| e.1).collect(),
             weighted: weighted.into_iter().map(|e| e.0).collect(),
@@ -129,7 +139,7 @@ impl Schedule {
     /// Bytes held.
     pub fn capacity_bytes(&self) -> usize {
         self.levels.capacity() * 12
-            + (self.windows.capacity() + self.edge.capacity()) * 4
+            + (self.reach.capacity() + self.windows.capacity() + self.edge.capacity()) * 4
             + (self.weighted.capacity() + self.plus.capacity() + self.minus.capacity()) * 8
     }
 }
@@ -153,8 +163,8 @@ fn by_level<E: Copy + Default>(edges: Vec<(u32, E)>, levels: usize) -> (Vec<E>, 
     (out, starts)
 }
 
-/// The sweep of a tape of `f64` by `s`: what [`kernel::scalar`](super::kernel::scalar) gives,
-/// bit for bit. `adj` holds the seeds of the nodes before its length, as there, each added to
+/// The sweep of a tape of `f64` by `s`: what the plain sweep
+/// ([`scalar_f64`](super::kernel::scalar_f64)) gives, bit for bit (NaNs aside). `adj` holds the seeds of the nodes before its length, as there, each added to
 /// `+0` (so none is `−0`: `+0 + (−0) = +0`).
 ///
 /// The terms are added as the textbook writes them, `ū += w · v̄` and `ū ± v̄`, with no test of
@@ -173,11 +183,16 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>) {
         "a schedule swept with another tape's arrays"
     );
     debug_assert!(adj.iter().all(|a| a.to_bits() != (-0.0f64).to_bits()));
-    // The nodes after `end` hold zero adjoints, which add nothing; the sweep starts at the
-    // window of the last seed.
-    adj.resize(s.nodes, 0.0);
-    let first = s.windows[(end - 1) / WINDOW] as usize;
-    for t in first..s.levels.len() - 1 {
+    // The sweep starts at the window of the last seed; its nodes after `end` hold zero
+    // adjoints, which add nothing.
+    let window = (end - 1) / WINDOW;
+    adj.resize(((window + 1) * WINDOW).min(s.nodes), 0.0);
+    for t in s.windows[window] as usize..s.levels.len() - 1 {
+        // The levels of this window and the ones before it touch only their nodes.
+        assert!(
+            s.reach[t] as usize <= adj.len(),
+            "a level beyond its window"
+        );
         let ([w0, p0, m0], [w1, p1, m1]) = (s.levels[t], s.levels[t + 1]);
         let (w0, w1) = (w0 as usize, w1 as usize);
         let (weighted, edge) = (&s.weighted[w0..w1], &s.edge[w0..w1]);
@@ -185,16 +200,17 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>) {
             &s.plus[p0 as usize..p1 as usize],
             &s.minus[m0 as usize..m1 as usize],
         );
-        // SAFETY: every `v` and `u` is below the `nodes` of the tape the schedule was built
-        // from, and every `k` below its number of weighted edges (`Schedule::of` takes them
-        // from its edges); `adj.len()` is `nodes` and `partial.len()` that number, checked
+        // SAFETY: every `v` and `u` of level `t` is below `reach[t]` ≤ `adj.len()`, and every
+        // `k` below the number of weighted edges of the tape the schedule was built from
+        // (`Schedule::of` takes them from its edges), which is `partial.len()`: both checked
         // above. The debug assertions check each index in every test. Measured on Rosenbrock
-        // n = 1000: the bounds checks were a quarter of the sweep's instructions.
+        // n = 1000: 8% of the sweep's time (alternated runs of a scratch harness).
+        let adj_len = adj.len();
         #[allow(unsafe_code)]
         unsafe {
             let nodes = |vu: u64| {
                 let (v, u) = (vu as u32 as usize, (vu >> 32) as usize);
-                debug_assert!(v < s.nodes && u < v);
+                debug_assert!(v < adj_len && u < v);
                 (v, u)
             };
             let weighted_term = |adj: &mut [f64], vu: u64, k: u32| {
