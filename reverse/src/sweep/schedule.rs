@@ -221,14 +221,6 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>) {
                 let x = if x.is_nan() { nan_term(w, a, x) } else { x };
                 *adj.get_unchecked_mut(u) += x;
             };
-            let plus_term = |adj: &mut [f64], vu: u64| {
-                let (v, u) = nodes(vu);
-                *adj.get_unchecked_mut(u) += *adj.get_unchecked(v);
-            };
-            let minus_term = |adj: &mut [f64], vu: u64| {
-                let (v, u) = nodes(vu);
-                *adj.get_unchecked_mut(u) -= *adj.get_unchecked(v);
-            };
             // Four edges per turn of each loop (the edges of a level are independent): the
             // loops' own instructions were a third of a unit edge's.
             let (mut vus, mut ks) = (weighted.chunks_exact(4), edge.chunks_exact(4));
@@ -240,27 +232,31 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>) {
             for (&vu, &k) in vus.remainder().iter().zip(ks.remainder()) {
                 weighted_term(adj, vu, k);
             }
-            let mut quads = plus.chunks_exact(4);
-            for q in &mut quads {
-                for &vu in q {
-                    plus_term(adj, vu);
-                }
-            }
-            for &vu in quads.remainder() {
-                plus_term(adj, vu);
-            }
-            let mut quads = minus.chunks_exact(4);
-            for q in &mut quads {
-                for &vu in q {
-                    minus_term(adj, vu);
-                }
-            }
-            for &vu in quads.remainder() {
-                minus_term(adj, vu);
-            }
+            in_fours(plus, |vu| {
+                let (v, u) = nodes(vu);
+                *adj.get_unchecked_mut(u) += *adj.get_unchecked(v);
+            });
+            in_fours(minus, |vu| {
+                let (v, u) = nodes(vu);
+                *adj.get_unchecked_mut(u) -= *adj.get_unchecked(v);
+            });
         }
     }
     adj.truncate(end);
+}
+
+/// `term` on each edge, four per turn of the loop (the edges of a level are independent).
+#[inline(always)]
+fn in_fours(edges: &[u64], mut term: impl FnMut(u64)) {
+    let mut quads = edges.chunks_exact(4);
+    for q in &mut quads {
+        for &e in q {
+            term(e);
+        }
+    }
+    for &e in quads.remainder() {
+        term(e);
+    }
 }
 
 /// A NaN product's term: `−0` (nothing) if it is `0 · ∞` or `0 · NaN`, else the NaN. Out of
