@@ -85,9 +85,9 @@ impl Kernel {
 /// `values` (where the constants follow the nodes; for `Many` forms a range of `args`, for
 /// `powi` the exponent in `b`), and where its weighted edges start.
 ///
-/// Kept as two `u64`s: the loops are bound by the processor's memory operations, and two
-/// loads per node instead of four made the re-evaluation a tenth faster (Rosenbrock
-/// n = 1000).
+/// Kept as two `u64`s: the loops seem bound by the processor's memory operations, and two
+/// loads per node instead of four took about 4% off the re-evaluation (Rosenbrock n = 1000,
+/// alternated runs).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Code {
     /// `a | b << 32`
