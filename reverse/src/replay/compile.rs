@@ -19,6 +19,7 @@ use super::ReplayError;
 use super::op_code::OpCode;
 use super::program::{CONST, Form, Program};
 use crate::sweep::schedule::Schedule;
+use crate::tape::memory;
 use crate::tape::storage::{TapeData, UNIT};
 use core::any::TypeId;
 use shared_ops::Op;
@@ -115,7 +116,7 @@ impl Code {
 
 /// Nodes evaluated by one loop: one kernel, operation and form (and, for a user's rule, the
 /// rule: its index in [`Program::rules`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Group {
     pub kernel: Kernel,
     pub op: OpCode,
@@ -156,6 +157,9 @@ impl<T> Compiled<T> {
     }
 }
 
+/// In `kind`: an input, which no group evaluates (the inputs are written first).
+const INPUT: u32 = u32::MAX;
+
 /// An operand as an index into `values` with the constants after the `n` nodes.
 fn slot(r: u32, n: usize) -> u32 {
     if r & CONST != 0 {
@@ -166,6 +170,25 @@ fn slot(r: u32, n: usize) -> u32 {
 }
 
 impl<T: Op> Program<T> {
+    /// Node `i`'s operands `(a, b)` as `Code` keeps them (see there).
+    fn slots(&self, i: usize, n: usize) -> (u32, u32) {
+        let [a, b] = self.operands[i];
+        match self.forms[i] {
+            Form::Input | Form::Many => (a, b),
+            _ if self.ops[i] == OpCode::Powi => (slot(a, n), b),
+            _ => (slot(a, n), slot(b, n)),
+        }
+    }
+
+    /// The index of custom node `i`'s rule (the rules are kept in node order).
+    fn rule_of(&self, i: usize) -> u32 {
+        let k = self.rules.partition_point(|r| (r.node as usize) < i);
+        match self.rules.get(k) {
+            Some(r) if r.node as usize == i => k as u32,
+            _ => panic!("reverse: custom node {i} has no rule of its own"),
+        }
+    }
+
     /// Prepares the re-evaluation (once per recording, see the module's text); the constants
     /// move behind the nodes' values.
     pub(super) fn compile(&mut self, d: &TapeData<T>) -> Result<(), ReplayError> {
@@ -177,27 +200,23 @@ impl<T: Op> Program<T> {
             return Err(ReplayError::Opaque { node: i as u32 });
         }
         let args: Vec<u32> = self.args.iter().map(|&r| slot(r, n)).collect();
-        let mut rules = self.rules.iter().enumerate();
-        let mut level = vec![0u32; n];
-        let mut keyed = Vec::with_capacity(n);
+        // Per node but the inputs: its kind (kernel, operation, form) and its level within its
+        // window, in buffers this thread keeps (fresh pages cost more than this whole pass).
+        let mut level: Vec<u32> = memory::take();
+        let mut kind: Vec<u32> = memory::take();
+        level.resize(n, 0);
+        kind.resize(n, INPUT);
+        let mut bases = vec![0u32; n.div_ceil(WINDOW) + 1];
         for i in 0..n {
-            let (op, form, [a, b]) = (self.ops[i], self.forms[i], self.operands[i]);
+            let (op, form) = (self.ops[i], self.forms[i]);
             let kernel = Kernel::of(op, form);
-            let (a, b) = match form {
-                Form::Input | Form::Many => (a, b),
-                _ if op == OpCode::Powi => (slot(a, n), b),
-                _ => (slot(a, n), slot(b, n)),
-            };
-            let rule = match kernel {
-                Kernel::Custom => match rules.next() {
-                    Some((k, r)) if r.node == i as u32 => k as u32,
-                    _ => panic!("reverse: custom node {i} has no rule of its own"),
-                },
-                _ => 0,
-            };
+            if kernel == Kernel::Input {
+                continue;
+            }
+            kind[i] = (kernel as u32) << 16 | (op as u32) << 8 | form as u32;
+            let (a, b) = self.slots(i, n);
             // The operands that are nodes of this window.
             let operands: &[u32] = match form {
-                Form::Input => &[],
                 Form::Many => &args[a as usize..(a + b) as usize],
                 _ if op == OpCode::Powi => &[a],
                 _ => &[a, b],
@@ -209,37 +228,67 @@ impl<T: Op> Program<T> {
                 .map(|&r| level[r as usize])
                 .max();
             level[i] = below.map_or(0, |l| l + 1);
-            let e = d.starts()[i] & !UNIT;
-            let group = Group {
-                kernel,
-                op,
-                form,
-                rule,
-                start: 0,
-                end: 0,
-            };
-            let node = i as u32;
-            if kernel == Kernel::Input {
-                // Written before the groups, from `inputs`.
-                continue;
-            }
-            let code = Code::new(node, a, b, e);
-            keyed.push(((window, level[i], group), code));
+            let w = i / WINDOW + 1;
+            bases[w] = bases[w].max(level[i] + 1);
         }
-        // Stable: within a group, nodes keep their recording order.
-        keyed.sort_by_key(|k| k.0);
+        // Each node's bucket (in `level` from here on): its level, after every level of the
+        // windows before its own. A counting sort by bucket (nodes keep their recording order
+        // in it), then within each bucket a sort by kind, ties by recording order.
+        for w in 1..bases.len() {
+            bases[w] += bases[w - 1];
+        }
+        let mut starts = vec![0u32; *bases.last().expect("one base at least") as usize + 1];
+        for i in (0..n).filter(|&i| kind[i] != INPUT) {
+            level[i] += bases[i / WINDOW];
+            starts[level[i] as usize + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let mut order: Vec<u32> = memory::take();
+        order.resize(starts[starts.len() - 1] as usize, 0);
+        let mut next = starts.clone();
+        for i in (0..n).filter(|&i| kind[i] != INPUT) {
+            let b = &mut next[level[i] as usize];
+            order[*b as usize] = i as u32;
+            *b += 1;
+        }
+        for b in starts.windows(2) {
+            // One integer per node, in an unstable sort that allocates nothing.
+            order[b[0] as usize..b[1] as usize]
+                .sort_unstable_by_key(|&i| (kind[i as usize] as u64) << 32 | i as u64);
+        }
+        // The codes in that order; a group for each run of one bucket, kind and rule.
+        let mut code = Vec::with_capacity(order.len());
         let mut groups: Vec<Group> = Vec::new();
         let mut last = None;
-        for (k, &(key, _)) in keyed.iter().enumerate() {
+        for (k, &i) in order.iter().enumerate() {
+            let i = i as usize;
+            let (op, form) = (self.ops[i], self.forms[i]);
+            let kernel = Kernel::of(op, form);
+            let rule = match kernel {
+                Kernel::Custom => self.rule_of(i),
+                _ => 0,
+            };
+            let (a, b) = self.slots(i, n);
+            code.push(Code::new(i as u32, a, b, d.starts()[i] & !UNIT));
+            let key = (level[i], kind[i], rule);
             if last != Some(key) {
                 last = Some(key);
                 groups.push(Group {
+                    kernel,
+                    op,
+                    form,
+                    rule,
                     start: k as u32,
-                    ..key.2
+                    end: k as u32,
                 });
             }
             groups.last_mut().expect("pushed above").end = k as u32 + 1;
         }
+        memory::give(level);
+        memory::give(kind);
+        memory::give(order);
         let inputs: Vec<u32> = (0..n as u32)
             .filter(|&i| self.forms[i as usize] == Form::Input)
             .collect();
@@ -250,7 +299,7 @@ impl<T: Op> Program<T> {
         };
         self.values.extend_from_slice(&self.consts);
         self.compiled = Some(Compiled {
-            code: keyed.into_iter().map(|k| k.1).collect(),
+            code,
             groups,
             args,
             inputs,

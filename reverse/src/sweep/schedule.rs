@@ -27,6 +27,7 @@
 //! again), in time linear in the edges, and again if a live tape grows and is re-evaluated.
 
 use super::kernel::structural;
+use crate::tape::memory;
 use crate::tape::storage::{Edges, NEG, TapeData};
 
 /// Nodes per window (by the node whose edges they are).
@@ -66,70 +67,125 @@ fn pair(v: usize, u: u32) -> u64 {
     v as u64 | (u as u64) << 32
 }
 
+/// The levels being assigned, edge by edge in the plain sweep's order.
+struct Levels {
+    /// Per node, the level of the last term added to its adjoint (0: none yet).
+    last: Vec<u32>,
+    /// Per level, its edges of each kind (weighted, `+1`, `−1`).
+    counts: Vec<[u32; 3]>,
+    /// Per level, one more than the highest node its edges touch.
+    reach: Vec<u32>,
+}
+
+impl Levels {
+    /// The level of the edge v → u of kind `kind`, at least `floor + 1`: after the last term
+    /// added to v̄, and to ū.
+    fn place(&mut self, v: usize, u: u32, kind: usize, floor: u32) -> u32 {
+        let t = self.last[v].max(self.last[u as usize]).max(floor) + 1;
+        self.last[u as usize] = t;
+        let l = t as usize;
+        if self.counts.len() <= l {
+            self.counts.resize(l + 1, [0; 3]);
+            self.reach.resize(l + 1, 0);
+        }
+        self.counts[l][kind] += 1;
+        self.reach[l] = self.reach[l].max(v.max(u as usize) as u32 + 1);
+        t
+    }
+
+    /// The highest level so far.
+    fn top(&self) -> u32 {
+        self.counts.len() as u32 - 1
+    }
+}
+
+/// An edge's kind: 0 weighted, 1 a unit edge of `+1`, 2 of `−1`; and its operand.
+fn unit_edge(q: u32) -> (usize, u32) {
+    (1 + (q & NEG != 0) as usize, q & !NEG)
+}
+
 impl Schedule {
-    /// The schedule of the edges of `d`.
+    /// The schedule of the edges of `d`: a pass that gives each edge its level, and a second
+    /// that puts each edge in its place (a counting sort, with no array of edges and levels
+    /// in between).
     pub fn of<T: Copy>(d: &TapeData<T>) -> Schedule {
         let n = d.len();
         let (parent, unit) = (d.parents(), d.units());
-        // Per node, the level of the last term added to its adjoint (0: none yet).
-        let mut last = vec![0u32; n];
-        let mut windows = vec![0u32; n.div_ceil(WINDOW)];
-        // Per edge, in the plain sweep's order: its level, and the edge.
-        let mut weighted = Vec::with_capacity(parent.len());
-        let mut plus = Vec::with_capacity(unit.len());
-        let mut minus = Vec::new();
-        let (mut floor, mut top) = (0u32, 0u32);
-        // Per level, one more than the highest node its edges touch.
-        let mut reach = Vec::new();
-        // The level of the edge v → u: after the last term added to v̄, and to ū.
-        let mut level = |v: usize, u: u32, floor: u32, top: &mut u32| {
-            let t = last[v].max(last[u as usize]).max(floor) + 1;
-            last[u as usize] = t;
-            *top = (*top).max(t);
-            if reach.len() <= t as usize {
-                reach.resize(t as usize + 1, 0);
-            }
-            reach[t as usize] = reach[t as usize].max(v.max(u as usize) as u32 + 1);
-            t
+        // The two arrays as long as the tape, from the buffers this thread keeps.
+        let (mut last, mut edge_level): (Vec<u32>, Vec<u32>) = (memory::take(), memory::take());
+        last.resize(n, 0);
+        let mut levels = Levels {
+            last,
+            counts: vec![[0; 3]],
+            reach: vec![0],
         };
+        let mut windows = vec![0u32; n.div_ceil(WINDOW)];
+        let mut floor = 0;
         for (v, edges) in d.walk_back(n) {
             if v % WINDOW == WINDOW - 1 || v == n - 1 {
                 // A new window: its levels come after every level so far.
-                floor = top;
-                windows[v / WINDOW] = top + 1;
+                floor = levels.top();
+                windows[v / WINDOW] = floor + 1;
             }
             match edges {
                 Edges::Weighted(lo, hi) => {
-                    for (&u, k) in parent[lo..hi].iter().zip(lo..) {
-                        let t = level(v, u, floor, &mut top);
-                        weighted.push((t, (pair(v, u), k as u32)));
+                    for &u in &parent[lo..hi] {
+                        edge_level.push(levels.place(v, u, 0, floor));
                     }
                 }
                 Edges::Unit(lo, hi) => {
                     for &q in &unit[lo..hi] {
-                        let u = q & !NEG;
-                        let edge = (level(v, u, floor, &mut top), pair(v, u));
-                        if q & NEG == 0 {
-                            plus.push(edge)
-                        } else {
-                            minus.push(edge)
-                        }
+                        let (kind, u) = unit_edge(q);
+                        edge_level.push(levels.place(v, u, kind, floor));
                     }
                 }
             }
         }
-        let levels = top as usize + 1;
-        let (weighted, w) = by_level(weighted, levels);
-        let (plus, p) = by_level(plus, levels);
-        let (minus, m) = by_level(minus, levels);
+        // Where each level's edges of each kind begin; then each edge to its place, in the
+        // same walk.
+        let mut starts = vec![[0u32; 3]; levels.counts.len() + 1];
+        for (t, c) in levels.counts.iter().enumerate() {
+            starts[t + 1] = [0, 1, 2].map(|k| starts[t][k] + c[k]);
+        }
+        let mut next = starts.clone();
+        let [_, pluses, minuses] = starts[levels.counts.len()];
+        let mut weighted = vec![0u64; parent.len()];
+        let mut edge = vec![0u32; parent.len()];
+        let (mut plus, mut minus) = (vec![0u64; pluses as usize], vec![0u64; minuses as usize]);
+        let mut edge_levels = edge_level.iter().map(|&t| t as usize);
+        let mut slot = |kind: usize| {
+            let t = edge_levels.next().expect("a level per edge");
+            next[t][kind] += 1;
+            next[t][kind] as usize - 1
+        };
+        for (v, edges) in d.walk_back(n) {
+            match edges {
+                Edges::Weighted(lo, hi) => {
+                    for (&u, k) in parent[lo..hi].iter().zip(lo..) {
+                        let j = slot(0);
+                        weighted[j] = pair(v, u);
+                        edge[j] = k as u32;
+                    }
+                }
+                Edges::Unit(lo, hi) => {
+                    for &q in &unit[lo..hi] {
+                        let (kind, u) = unit_edge(q);
+                        let j = slot(kind);
+                        [&mut plus, &mut minus][kind - 1][j] = pair(v, u);
+                    }
+                }
+            }
+        }
+        memory::give(levels.last);
+        memory::give(edge_level);
         Schedule {
             nodes: n,
             partials: parent.len(),
-            levels: (0..=levels).map(|t| [w[t], p[t], m[t]]).collect(),
-            reach,
+            levels: starts,
+            reach: levels.reach,
             windows,
-            edge: weighted.iter().map(|e| e.1).collect(),
-            weighted: weighted.into_iter().map(|e| e.0).collect(),
+            weighted,
+            edge,
             plus,
             minus,
         }
@@ -141,25 +197,6 @@ impl Schedule {
             + (self.reach.capacity() + self.windows.capacity() + self.edge.capacity()) * 4
             + (self.weighted.capacity() + self.plus.capacity() + self.minus.capacity()) * 8
     }
-}
-
-/// The edges sorted by level (a counting sort; levels run from 1 to `levels − 1`), and where
-/// each level begins (`levels + 1` entries).
-fn by_level<E: Copy + Default>(edges: Vec<(u32, E)>, levels: usize) -> (Vec<E>, Vec<u32>) {
-    let mut starts = vec![0u32; levels + 1];
-    for &(t, _) in &edges {
-        starts[t as usize + 1] += 1;
-    }
-    for t in 1..=levels {
-        starts[t] += starts[t - 1];
-    }
-    let mut next = starts.clone();
-    let mut out = vec![E::default(); edges.len()];
-    for (t, e) in edges {
-        out[next[t as usize] as usize] = e;
-        next[t as usize] += 1;
-    }
-    (out, starts)
 }
 
 /// The sweep of a tape of `f64` by `s`: what the plain sweep
