@@ -125,9 +125,11 @@ impl<T: Copy> Program<T> {
     }
 
     /// Drops the compiled form before the program grows (the constants leave `values`).
+    /// Tested before it is taken: `take` copies the whole `Option` on every node recorded.
     #[inline]
     fn grow(&mut self) {
-        if self.compiled.take().is_some() {
+        if self.compiled.is_some() {
+            self.compiled = None;
             self.values.truncate(self.ops.len());
         }
     }

@@ -60,6 +60,9 @@ pub(crate) struct TapeData<T> {
     pub staged: Vec<u32>,
     /// Operations, operands, values and guards, on a replayable or traced tape.
     pub program: Option<Box<Program<T>>>,
+    /// A program's buffers kept while the tape records without one, for its next replayable
+    /// recording (tapes are recycled: see `memory`).
+    spare_program: Option<Box<Program<T>>>,
     /// Keep the zero edges of `max`/`min` (a traced tape shows every operand).
     pub traced: bool,
     pub names: Vec<(u32, String)>,
@@ -95,6 +98,7 @@ impl<T> Default for TapeData<T> {
             unit: Vec::new(),
             staged: Vec::new(),
             program: None,
+            spare_program: None,
             traced: false,
             names: Vec::new(),
             limit: 0,
@@ -114,10 +118,22 @@ impl<T: Copy> TapeData<T> {
         self.staged.clear();
         self.names.clear();
         self.traced = keeps == Keeps::Trace;
-        match (keeps, &mut self.program) {
-            (Keeps::Sweeps, p) => *p = None,
-            (_, Some(p)) => p.clear(),
-            (_, p) => *p = Some(Box::default()),
+        match keeps {
+            Keeps::Sweeps => {
+                if let Some(mut p) = self.program.take() {
+                    // Emptied now: no user rule or constant outlives its recording.
+                    p.clear();
+                    self.spare_program = Some(p);
+                }
+            }
+            _ => {
+                let mut p = self.program.take().or_else(|| self.spare_program.take());
+                match &mut p {
+                    Some(p) => p.clear(),
+                    None => p = Some(Box::default()),
+                }
+                self.program = p;
+            }
         }
         self.relimit();
     }
@@ -385,12 +401,16 @@ impl<T: Copy> TapeData<T> {
         self.unit.shrink_to_fit();
         self.staged.shrink_to_fit();
         self.program = None;
+        self.spare_program = None;
         self.relimit();
     }
 
     /// Bytes held by the buffers (capacities), for the memory cap.
     pub fn capacity_bytes(&self) -> usize {
-        let program = self.program.as_ref().map_or(0, |p| p.capacity_bytes());
+        let program = [&self.program, &self.spare_program]
+            .iter()
+            .map(|p| p.as_ref().map_or(0, |p| p.capacity_bytes()))
+            .sum::<usize>();
         (self.start.capacity() + self.parent.capacity() + self.unit.capacity()) * 4
             + self.staged.capacity() * 4
             + self.partial.capacity() * size_of::<T>()
