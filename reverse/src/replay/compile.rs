@@ -29,7 +29,7 @@ const WINDOW: usize = 4096;
 
 /// What evaluating a node takes: the common arithmetic with its form has a kernel of its own
 /// (the rule inlined); other rules go through their code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(super) enum Kernel {
     Input,

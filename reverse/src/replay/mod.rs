@@ -53,15 +53,16 @@
 //! operation (see `compile.rs`), and, on a tape of `f64`, the *schedule* of its sweeps, the
 //! edges in an order that keeps every adjoint's sum in the plain sweep's order but lets
 //! independent edges run side by side (see `sweep/schedule.rs`). Each re-evaluation is then
-//! one loop per group, then the guards; every sweep of the recording that follows (a gradient,
-//! the rows of a Jacobian) runs by the schedule, with the plain sweep's bits (NaNs aside, as
-//! above).
+//! one loop per group, then the guards; every scalar sweep of the recording that follows (a
+//! gradient, a vector-Jacobian product) runs by the schedule, with the plain sweep's bits
+//! (NaNs aside, as above); vector sweeps keep the plain order.
 //!
 //! A replayable tape keeps `size_of::<T>() + 10` bytes more per node than a plain one (see
 //! [`TapeStats`](crate::TapeStats)) and records more slowly; once prepared, about 16 bytes
 //! more per node (its code, and a copy of the n-ary nodes' operands) and, for `f64`, 8 to 12
-//! per edge (preparing takes about 40 bytes per node more while it sorts). Re-evaluating costs less than recording afresh, and
-//! the scheduled sweep less than the plain one. The numbers (Rosenbrock, against echidna's
+//! per edge; preparing borrows scratch arrays of about 20 bytes per node from the thread's
+//! kept buffers. Re-evaluating costs less than recording afresh, and the scheduled sweep less
+//! than the plain one. The numbers (Rosenbrock, against echidna's
 //! re-evaluated bytecode tape) are in the README.
 
 mod compile;

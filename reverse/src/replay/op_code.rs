@@ -24,7 +24,7 @@ macro_rules! op_codes {
         binary: $($b:ident)*;
     ) => {
         /// The operation that made a tape node.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
         pub(crate) enum OpCode {
             $($node,)*

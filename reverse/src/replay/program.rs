@@ -15,7 +15,7 @@ use shared_ops::{Binary, Op, Unary};
 pub(crate) const CONST: u32 = 1 << 31;
 
 /// How a node's operands map onto its edges (what re-evaluation writes where).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Form {
     /// An input; operand 0 is its position among the inputs.
