@@ -148,7 +148,10 @@ impl Arena {
         match (a < self.inputs, b < self.inputs) {
             (false, true) => self.insert(a, b),
             (true, false) => self.insert(b, a),
-            (true, true) => self.push_small(&[a.min(b), a.max(b), 0, 0, 0, 0, 0, 0], 2),
+            (true, true) => {
+                self.items.extend([a.min(b), a.max(b)]);
+                self.close(self.items.len())
+            }
             (false, false) => self.merge_sets(a, b),
         }
     }
@@ -182,31 +185,42 @@ impl Arena {
     }
 
     /// The node of `a`'s set with the input `x` added: `a` if it holds `x`, else a new node.
-    /// For a set of fewer than 8, `x`'s place is the count of smaller inputs, and each slot of
-    /// the result takes the input at its place, or the one before it past `x`.
+    /// For a set of fewer than 8, `x`'s place is the count of smaller inputs, and the inputs
+    /// above it move up one. Written into the arena in place, element by element: a set built
+    /// on the stack and copied in is read back by wider loads than the stores that wrote it,
+    /// which stalls store-to-load forwarding (perf: a third of a grid's detection was one
+    /// such load).
     #[inline(never)]
     fn insert(&mut self, a: u32, x: u32) -> u32 {
         let r = self.range(a);
-        let src = &self.items[r];
-        let len = src.len();
+        let len = r.len();
         if len >= 8 {
             return self.merge_sets(a, x);
         }
-        // set[k + 1] is the k-th input (set[0] is never kept: slot 0 gets x or the first).
-        let mut set = [u32::MAX; 9];
-        for (k, &v) in src.iter().enumerate() {
-            set[k + 1] = v;
+        let (mut at, mut found) = (0, false);
+        for &v in &self.items[r.clone()] {
+            at += usize::from(v < x);
+            found |= v == x;
         }
-        let at = src.iter().filter(|&&v| v < x).count();
-        if src.get(at) == Some(&x) {
+        if found {
             return a;
         }
-        let mut out = [0; 8];
-        for k in 0..8 {
-            out[k] = if k < at { set[k + 1] } else { set[k] };
+        let end = self.items.len();
+        self.items.extend_from_slice(&[0; 8]);
+        let (old, new) = self.items.split_at_mut(end);
+        for (k, &v) in old[r].iter().enumerate() {
+            new[k + usize::from(v > x)] = v;
         }
-        out[at] = x;
-        self.push_small(&out, len + 1)
+        new[at] = x;
+        self.close(end + len + 1)
+    }
+
+    /// Ends the set written at the arena's end at `end`: a new node.
+    #[inline(always)]
+    fn close(&mut self, end: usize) -> u32 {
+        self.items.truncate(end);
+        self.bounds.push(end);
+        (self.bounds.len() - 2) as u32
     }
 
     /// A new node whose set is `set[..len]`. All eight are copied, then cut: a copy of fixed
