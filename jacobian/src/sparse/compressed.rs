@@ -12,8 +12,9 @@ use shared_ops::{Error, Function};
 use std::cell::RefCell;
 use std::ops::Range;
 
-/// A compressed matrix `B` (rows × `k` colours, row-major), what computed it, and the lanes'
-/// input buffer kept for the next call.
+/// What compressed sweeps computed: `f(x)`, the compressed matrix `B` of reverse sweeps and
+/// Hessian products (rows × `k` colours, row-major; forward sweeps are read lane by lane and
+/// leave it empty), and the lanes' input buffer kept for the next call.
 #[derive(Default)]
 pub(crate) struct Compressed {
     /// `f(x)` (length m), or the gradient's value `[f(x)]` for a Hessian.
@@ -69,16 +70,31 @@ fn copy_lanes<const N: usize>(
     }
 }
 
-/// `J·S` by forward sweeps: the columns of colour c are seeded in lane c (mod N).
+/// How the nonzeros are read out of compressed results: by a [`Gather`] table, which also
+/// checks that no entry outside the pattern is nonzero, or, right after detection at this
+/// point (a one-shot call), straight from the pattern and colouring, with no table and no
+/// check.
+#[derive(Clone, Copy)]
+pub(crate) enum Read<'a> {
+    Table(&'a Gather),
+    Once(&'a Pattern),
+}
+
+/// `J·S` by forward sweeps: the columns of colour c are seeded in lane c (mod N). Each sweep's
+/// nonzeros are read from its outputs' lanes into `values` (in the pattern's order) as it
+/// ends: the compressed matrix is never stored. Returns whether every entry outside the
+/// pattern was zero (always true for [`Read::Once`]).
 pub(crate) fn forward<F: Function>(
     f: &F,
     x: &[f64],
     colours: &Colouring,
     out: &mut Compressed,
-) -> Result<(), Error> {
+    read: Read<'_>,
+    values: &mut [f64],
+) -> Result<bool, Error> {
     by_lanes!(
         lanes_for(colours.count),
-        forward_sweeps::<N>(f, x, colours, out)
+        forward_sweeps::<N>(f, x, colours, out, read, values)
     )
 }
 
@@ -87,9 +103,11 @@ fn forward_sweeps<const N: usize, F: Function>(
     x: &[f64],
     colours: &Colouring,
     out: &mut Compressed,
-) -> Result<(), Error> {
+    read: Read<'_>,
+    values: &mut [f64],
+) -> Result<bool, Error> {
     let eval = |xs: &[DualVec<f64, N>]| f.eval(xs);
-    compressed_sweeps::<N>(&eval, f.sizes(), x, colours, out)
+    compressed_sweeps::<N>(&eval, f.sizes(), x, colours, out, read, values)
 }
 
 /// [`forward_sweeps`] behind a trait object: compiled once per lane count.
@@ -99,37 +117,65 @@ fn compressed_sweeps<const N: usize>(
     x: &[f64],
     colours: &Colouring,
     out: &mut Compressed,
-) -> Result<(), Error> {
+    read: Read<'_>,
+    values: &mut [f64],
+) -> Result<bool, Error> {
     let k = colours.count;
     let xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
-    let mut m = None;
+    let rows = match read {
+        Read::Table(g) => g.rows,
+        Read::Once(p) => p.rows(),
+    };
+    let mut clean = true;
     for s in 0..sweeps {
         let (lanes, ys) = lanes::sweep(f, xs, Seed::Colours(colours), s);
-        match m {
-            None => {
-                check_sizes(sizes, ys.len(), "compressed forward sweep 1")?;
-                m = Some(ys.len());
-                out.value.clear();
-                out.value.extend(ys.iter().map(|y| y.primal));
-                out.b.clear();
-                out.b.resize(ys.len() * k, 0.0);
-            }
-            Some(m) if m != ys.len() => {
-                return Err(Error::OutputLength {
-                    expected: m,
-                    found: ys.len(),
-                    during: format!("compressed forward sweep {}", s + 1),
-                });
-            }
-            Some(_) => {}
+        let during = || format!("compressed forward sweep {}", s + 1);
+        check_sizes(sizes, ys.len(), &during())?;
+        if ys.len() != rows {
+            return Err(Error::OutputLength {
+                expected: rows,
+                found: ys.len(),
+                during: during(),
+            });
         }
-        copy_lanes(&mut out.b, k, &lanes, &ys);
+        if s == 0 {
+            out.value.clear();
+            out.value.extend(ys.iter().map(|y| y.primal));
+        }
+        clean &= match read {
+            Read::Table(g) => g.read_lanes(s, &ys, values),
+            Read::Once(p) => {
+                read_lanes_once(p, colours, &lanes, &ys, values);
+                true
+            }
+        };
     }
     out.k = k;
     out.sweeps = sweeps;
     out.lanes = N;
-    Ok(())
+    Ok(clean)
+}
+
+/// The nonzeros of the colours `lanes` from one sweep's outputs, without a table: nonzero
+/// (i, j) of colour c in `lanes` is lane `c − lanes.start` of output i.
+fn read_lanes_once<const N: usize>(
+    p: &Pattern,
+    colours: &Colouring,
+    lanes: &Range<usize>,
+    ys: &[DualVec<f64, N>],
+    values: &mut [f64],
+) {
+    let (offsets, indices) = (p.offsets(), p.indices());
+    for (y, row) in ys.iter().zip(offsets.windows(2)) {
+        let (at, columns) = (&mut values[row[0]..row[1]], &indices[row[0]..row[1]]);
+        for (v, &j) in at.iter_mut().zip(columns) {
+            let lane = colours.colours[j].wrapping_sub(lanes.start);
+            if lane < lanes.len() {
+                *v = y.tangent[lane];
+            }
+        }
+    }
 }
 
 /// `Sᵀ·J` by reverse sweeps of one recording, stored transposed (n × colours): the outputs of
@@ -234,43 +280,105 @@ fn hessian_lanes<const N: usize, F: Function>(
     Ok(())
 }
 
-/// How a compressed Jacobian is read back: for each nonzero (in the pattern's order) the entry
-/// of the compressed matrix that holds it, and the entries that no nonzero reads, which must be
-/// zero if the pattern holds (a nonzero there means the function took another branch).
+/// How compressed results are read back: for each nonzero (in the pattern's order) the entry
+/// that holds it, and the entries that no nonzero reads, which must be zero if the pattern
+/// holds (a nonzero there means the function took another branch).
+///
+/// Forward sweeps are read lane by lane from each sweep's outputs, one part per sweep (entry
+/// `i·N + l`: lane l of output i); reverse sweeps from the n × k compressed matrix (entry
+/// `j·k + c`), in one part.
 pub(crate) struct Gather {
-    /// 4 bytes per nonzero: the table is read at every call.
-    slots: Vec<u32>,
+    /// Outputs of a forward sweep (the rows of the pattern).
+    rows: usize,
+    /// Entries per row of what a part reads: N lanes, or k colours.
+    width: usize,
+    parts: Vec<Part>,
+}
+
+/// What one sweep's results give.
+struct Part {
+    /// The values this part writes, by index; `None`: every value, in order.
+    targets: Option<Vec<u32>>,
+    /// For each, the entry it reads (4 bytes per nonzero: the table is read at every call).
+    entries: Vec<u32>,
+    /// Entries no nonzero reads: zero while the pattern holds.
     unread: Vec<u32>,
 }
 
+fn index(s: usize) -> u32 {
+    u32::try_from(s).expect("compressed results of < 2³² entries")
+}
+
 impl Gather {
-    /// For `J·S`, m × k row-major: nonzero (i, j) is `B[i, c(j)]`.
-    pub(crate) fn column_slots<'a>(
-        p: &'a Pattern,
-        c: &'a Colouring,
-    ) -> impl Iterator<Item = usize> + 'a {
-        let k = c.count;
-        (0..p.rows()).flat_map(move |i| p.row(i).iter().map(move |&j| i * k + c.colours[j]))
+    /// For `J·S` by forward sweeps of `lanes_for(k)` lanes: nonzero (i, j) of colour c is lane
+    /// `c mod N` of output i in sweep `c / N`.
+    pub(crate) fn columns(p: &Pattern, c: &Colouring) -> Gather {
+        let (m, k) = (p.rows(), c.count);
+        let n = lanes_for(k);
+        let sweeps = k.div_ceil(n).max(1);
+        let mut parts: Vec<Part> = (0..sweeps)
+            .map(|_| Part {
+                targets: (sweeps > 1).then(Vec::new),
+                entries: Vec::new(),
+                unread: Vec::new(),
+            })
+            .collect();
+        let mut read = vec![vec![false; m * n]; sweeps];
+        let mut v = 0;
+        for i in 0..m {
+            for &j in p.row(i) {
+                let (s, lane) = (c.colours[j] / n, c.colours[j] % n);
+                let part = &mut parts[s];
+                part.entries.push(index(i * n + lane));
+                if let Some(t) = &mut part.targets {
+                    t.push(index(v));
+                }
+                read[s][i * n + lane] = true;
+                v += 1;
+            }
+        }
+        for (s, (part, read)) in parts.iter_mut().zip(&read).enumerate() {
+            let used = n.min(k - s * n);
+            part.unread = (0..m * n)
+                .filter(|&e| e % n < used && !read[e])
+                .map(index)
+                .collect();
+        }
+        Gather {
+            rows: m,
+            width: n,
+            parts,
+        }
     }
 
     /// For `(Sᵀ·J)ᵀ`, n × k row-major (as [`reverse`] stores it): nonzero (i, j) is
     /// `C[j, c(i)]`.
+    pub(crate) fn rows(p: &Pattern, c: &Colouring) -> Gather {
+        let k = c.count;
+        let entries: Vec<u32> = Self::row_slots(p, c).map(index).collect();
+        let mut read = vec![false; p.cols() * k];
+        for &e in &entries {
+            read[e as usize] = true;
+        }
+        let unread = (0..read.len()).filter(|&e| !read[e]).map(index).collect();
+        Gather {
+            rows: p.rows(),
+            width: k,
+            parts: vec![Part {
+                targets: None,
+                entries,
+                unread,
+            }],
+        }
+    }
+
+    /// For `(Sᵀ·J)ᵀ`: the entry of each nonzero, in the pattern's order.
     pub(crate) fn row_slots<'a>(
         p: &'a Pattern,
         c: &'a Colouring,
     ) -> impl Iterator<Item = usize> + 'a {
         let k = c.count;
         (0..p.rows()).flat_map(move |i| p.row(i).iter().map(move |&j| j * k + c.colours[i]))
-    }
-
-    /// The table of [`column_slots`](Self::column_slots), with the check.
-    pub(crate) fn columns(p: &Pattern, c: &Colouring) -> Gather {
-        Gather::new(Self::column_slots(p, c).collect(), p.rows() * c.count)
-    }
-
-    /// The table of [`row_slots`](Self::row_slots), with the check.
-    pub(crate) fn rows(p: &Pattern, c: &Colouring) -> Gather {
-        Gather::new(Self::row_slots(p, c).collect(), p.cols() * c.count)
     }
 
     /// Reads `values` from `b` by `slots` without a table or a check: a one-shot call, right
@@ -281,23 +389,40 @@ impl Gather {
         }
     }
 
-    fn new(slots: Vec<usize>, entries: usize) -> Gather {
-        let index = |s: usize| u32::try_from(s).expect("a compressed matrix of < 2³² entries");
-        let mut read = vec![false; entries];
-        for &s in &slots {
-            read[s] = true;
-        }
-        let unread = (0..entries).filter(|&s| !read[s]).map(index).collect();
-        let slots = slots.into_iter().map(index).collect();
-        Gather { slots, unread }
+    /// Writes the nonzeros of a [`rows`](Self::rows) table into `values` from the compressed
+    /// matrix `b`; returns false if an unread entry of `b` is nonzero.
+    pub(crate) fn read(&self, b: &[f64], values: &mut [f64]) -> bool {
+        self.parts[0].read(|e| b[e], values)
     }
 
-    /// Writes the nonzeros into `values`; returns false if an unread entry of `b` is nonzero.
-    pub(crate) fn read(&self, b: &[f64], values: &mut [f64]) -> bool {
-        for (v, &s) in values.iter_mut().zip(&self.slots) {
-            *v = b[s as usize];
+    /// Writes the nonzeros that sweep `s` of a [`columns`](Self::columns) table carries into
+    /// `values`, from the sweep's outputs; returns false if an unread lane is nonzero.
+    fn read_lanes<const N: usize>(
+        &self,
+        s: usize,
+        ys: &[DualVec<f64, N>],
+        values: &mut [f64],
+    ) -> bool {
+        assert_eq!(self.width, N, "a table made for {} lanes", self.width);
+        self.parts[s].read(|e| ys[e / N].tangent[e % N], values)
+    }
+}
+
+impl Part {
+    fn read(&self, get: impl Fn(usize) -> f64, values: &mut [f64]) -> bool {
+        match &self.targets {
+            None => {
+                for (v, &e) in values.iter_mut().zip(&self.entries) {
+                    *v = get(e as usize);
+                }
+            }
+            Some(targets) => {
+                for (&t, &e) in targets.iter().zip(&self.entries) {
+                    values[t as usize] = get(e as usize);
+                }
+            }
         }
-        self.unread.iter().all(|&s| b[s as usize] == 0.0)
+        self.unread.iter().all(|&e| get(e as usize) == 0.0)
     }
 }
 

@@ -2,7 +2,7 @@
 //! colourings, strategy and buffers kept; each call runs the compressed sweeps only.
 
 use super::colouring::colour_columns_with;
-use super::compressed::{self, Compressed, Gather};
+use super::compressed::{self, Compressed, Gather, Read};
 use super::detect::{Detected, detect_jacobian};
 use super::plan::{SparsePlan, Strategy, choose};
 use super::{Colouring, Detection, Pattern, SparseJacobian, SparseOptions};
@@ -299,9 +299,15 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         self.check_input(x)?;
         let mut values = vec![0.0; self.pattern.nnz()];
         if !self.sweep(x, &mut values)? && self.redetect_after_miss(x)? {
-            values = vec![0.0; self.pattern.nnz()];
-            self.sweep(x, &mut values)?;
+            return self.redetected_at(x);
         }
+        Ok(self.result(self.pattern.as_sparsity_pattern().clone(), values))
+    }
+
+    /// The sweeps again after a miss made the pattern be detected again at `x`.
+    fn redetected_at(&mut self, x: &[f64]) -> Result<SparseJacobian, Error> {
+        let mut values = vec![0.0; self.pattern.nnz()];
+        self.sweep(x, &mut values)?;
         Ok(self.result(self.pattern.as_sparsity_pattern().clone(), values))
     }
 
@@ -378,7 +384,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         }
         self.check_input(x)?;
         if !self.sweep(x, j.matrix.values_mut())? && self.redetect_after_miss(x)? {
-            *j = self.at(x)?;
+            // Not `at`: its input check would clear the plan's note of the new detection.
+            *j = self.redetected_at(x)?;
             return Ok(());
         }
         j.value.clear();
@@ -421,15 +428,12 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         let clean = match self.plan.strategy {
             Strategy::Columns => {
                 let c = self.columns.as_ref().expect("coloured columns");
-                compressed::forward(&self.f, x, c, b)?;
-                check_length(m, b.value.len())?;
-                if check {
-                    let gather = self.gather.get_or_insert_with(|| Gather::columns(p, c));
-                    gather.read(&b.b, values)
+                let read = if check {
+                    Read::Table(self.gather.get_or_insert_with(|| Gather::columns(p, c)))
                 } else {
-                    Gather::read_once(Gather::column_slots(p, c), &b.b, values);
-                    true
-                }
+                    Read::Once(p)
+                };
+                compressed::forward(&self.f, x, c, b, read, values)?
             }
             Strategy::Rows => {
                 let c = self.rows.as_ref().expect("coloured rows");

@@ -20,4 +20,5 @@ mod seed_matrices;
 mod seeds;
 mod sparse;
 mod sparse_drivers;
+mod sparse_sweeps;
 mod structural;

@@ -345,41 +345,6 @@ fn a_branch_on_floor_of_an_input_is_refused_by_global_detection() {
     assert_eq!((p.row(0), p.row(1)), (&[1][..], &[][..]));
 }
 
-/// Row 1 reads x₁ too when x₀ ≤ 0.
-struct Widens;
-
-impl Function for Widens {
-    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        if x[0] > T::zero() {
-            vec![x[0] * x[1], x[2]]
-        } else {
-            vec![x[0] * x[1], x[2] + x[1] * x[1]]
-        }
-    }
-}
-
-#[test]
-fn a_prepared_local_pattern_is_detected_again_when_the_branch_flips() {
-    let mut p = PreparedSparseJacobian::new(Widens, &[1.0, 2.0, 3.0]).unwrap();
-    assert_eq!(p.plan().detection, Detection::Local);
-    // Columns 0 and 2 share a colour, column 1 has its own; row 1 used only column 2's.
-    assert_eq!(p.colouring().unwrap().colours, vec![0, 1, 0]);
-    let same_branch = p.jacobian(&[2.0, 2.0, 3.0]).unwrap();
-    assert_eq!(
-        (p.redetections(), same_branch.plan.redetected.clone()),
-        (0, None)
-    );
-    // At x₀ < 0, row 1 gains x₁, whose colour row 1 did not use: the check sees it.
-    let j = p.jacobian(&[-1.0, 2.0, 3.0]).unwrap();
-    assert_eq!(p.redetections(), 1);
-    assert!(j.plan.redetected.is_some(), "{}", j.plan);
-    assert!(j.plan.to_string().contains("pattern detected again"));
-    assert_eq!(
-        j.triplets(),
-        vec![(0, 0, 2.0), (0, 1, -1.0), (1, 1, 4.0), (1, 2, 1.0)]
-    );
-}
-
 #[test]
 fn max_and_abs_keep_both_operands_in_a_global_pattern() {
     struct Kinks;

@@ -1,0 +1,108 @@
+//! How compressed sweeps are read back: forward sweeps of more colours than lanes, each read
+//! from its own outputs, and the check of a local pattern that sees a branch flip in any sweep.
+
+use jacobian::sparse::{Detection, PreparedSparseJacobian, SparseOptions, sparse_jacobian_with};
+use jacobian::{Function, Mode, Op, jacobian_with};
+
+/// Row 1 reads x₁ too when x₀ ≤ 0.
+struct Widens;
+
+impl Function for Widens {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        if x[0] > T::zero() {
+            vec![x[0] * x[1], x[2]]
+        } else {
+            vec![x[0] * x[1], x[2] + x[1] * x[1]]
+        }
+    }
+}
+
+#[test]
+fn a_prepared_local_pattern_is_detected_again_when_the_branch_flips() {
+    let mut p = PreparedSparseJacobian::new(Widens, &[1.0, 2.0, 3.0]).unwrap();
+    assert_eq!(p.plan().detection, Detection::Local);
+    // Columns 0 and 2 share a colour, column 1 has its own; row 1 used only column 2's.
+    assert_eq!(p.colouring().unwrap().colours, vec![0, 1, 0]);
+    let same_branch = p.jacobian(&[2.0, 2.0, 3.0]).unwrap();
+    assert_eq!(
+        (p.redetections(), same_branch.plan.redetected.clone()),
+        (0, None)
+    );
+    // At x₀ < 0, row 1 gains x₁, whose colour row 1 did not use: the check sees it.
+    let j = p.jacobian(&[-1.0, 2.0, 3.0]).unwrap();
+    assert_eq!(p.redetections(), 1);
+    assert!(j.plan.redetected.is_some(), "{}", j.plan);
+    assert!(j.plan.to_string().contains("pattern detected again"));
+    assert_eq!(
+        j.triplets(),
+        vec![(0, 0, 2.0), (0, 1, -1.0), (1, 1, 4.0), (1, 2, 1.0)]
+    );
+}
+
+/// Output 0 reads all 40 inputs, so natural colouring gives input j colour j: three forward
+/// sweeps of 16 lanes (16 + 16 + 8). Output 1 reads x₃₉ (colour 39, the third sweep's lane 7)
+/// only when x₀ ≤ 0, a branch global detection refuses.
+struct WideRow;
+
+impl Function for WideRow {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let total = x.iter().fold(T::zero(), |s, v| s + v.sin());
+        let extra = if x[0] > T::zero() {
+            T::zero()
+        } else {
+            x[39] * x[39]
+        };
+        let mut y = vec![total, x[1] * x[2] + extra];
+        y.extend(x.windows(2).map(|w| w[0] * w[1]));
+        y
+    }
+}
+
+fn point(shift: f64) -> Vec<f64> {
+    (0..40).map(|i| shift + 0.1 * i as f64).collect()
+}
+
+#[test]
+fn forward_sweeps_of_more_colours_than_lanes_read_each_sweep_from_its_own_outputs() {
+    let forced = SparseOptions {
+        mode: Mode::Forward,
+        ..SparseOptions::default()
+    };
+    let (x, y) = (point(0.5), point(0.7));
+    let mut p = PreparedSparseJacobian::with_options(WideRow, &x, forced).unwrap();
+    let at_y = p.jacobian(&y).unwrap();
+    let plan = &at_y.plan;
+    assert_eq!(plan.detection, Detection::Local);
+    assert_eq!(
+        (plan.column_colours, plan.sweeps, plan.lanes),
+        (Some(40), 3, 16)
+    );
+    // Compressed lanes compute the products of unit seeds: bit for bit.
+    let dense = jacobian_with(&WideRow, &y, Mode::Forward).unwrap();
+    assert_eq!(at_y.to_dense(), dense.matrix);
+    assert_eq!(at_y.value, dense.value);
+    let mut into = p.jacobian(&x).unwrap();
+    p.jacobian_into(&y, &mut into).unwrap();
+    assert_eq!(into.to_dense(), dense.matrix);
+    assert_eq!(p.redetections(), 0);
+    let once = sparse_jacobian_with(&WideRow, &y, forced).unwrap();
+    assert_eq!(once.to_dense(), dense.matrix);
+}
+
+#[test]
+fn the_check_sees_a_nonzero_outside_the_pattern_in_a_later_sweep() {
+    let forced = SparseOptions {
+        mode: Mode::Forward,
+        ..SparseOptions::default()
+    };
+    let mut p = PreparedSparseJacobian::with_options(WideRow, &point(0.5), forced).unwrap();
+    // At x₀ < 0 output 1 reads x₃₉, whose lane lies in the third sweep.
+    let flipped = point(-1.0);
+    let mut j = p.jacobian(&point(0.6)).unwrap();
+    p.jacobian_into(&flipped, &mut j).unwrap();
+    assert_eq!(p.redetections(), 1);
+    assert!(j.plan.redetected.is_some(), "{}", j.plan);
+    let dense = jacobian_with(&WideRow, &flipped, Mode::Forward).unwrap();
+    assert_eq!(j.to_dense(), dense.matrix);
+    assert_ne!(dense.matrix[(1, 39)], 0.0);
+}
