@@ -98,12 +98,17 @@ pub fn reduce_to_shape<T: Element>(grad: ArrayViewD<'_, T>, shape: &[usize]) -> 
 fn sum_rows<T: Element>(data: &[T], shape: &[usize]) -> ArrayD<T> {
     let width: usize = shape.iter().product();
     let mut acc = vec![T::zero(); width];
-    if width > 0 {
-        for row in data.chunks_exact(width) {
+    let mut run = || {
+        for row in data.chunks_exact(width.max(1)) {
             for (a, &v) in acc.iter_mut().zip(row) {
                 *a += v;
             }
         }
+    };
+    if data.len() >= super::WIDE {
+        pulp::Arch::new().dispatch(run);
+    } else {
+        run();
     }
     ArrayD::from_shape_vec(shape, acc).expect("the trailing axes hold `width` elements")
 }

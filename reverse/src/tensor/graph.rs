@@ -225,8 +225,16 @@ fn through_partials<T: Element>(mut g: ArrayD<T>, d: &[T]) -> ArrayD<T> {
     // (callgrind, `tensor_memory`'s chain of one-element tensors: 1 780 → 1 050 instructions
     // per operation).
     if let Some(gs) = g.as_slice_mut() {
-        for (g, &d) in gs.iter_mut().zip(d) {
-            *g = chain(*g, d);
+        let wide = gs.len() >= super::WIDE;
+        let mut run = move || {
+            for (g, &d) in gs.iter_mut().zip(d) {
+                *g = chain(*g, d);
+            }
+        };
+        if wide {
+            pulp::Arch::new().dispatch(run);
+        } else {
+            run();
         }
     } else {
         let d = ArrayViewD::from_shape(g.raw_dim(), d).expect("one partial per element");
