@@ -70,23 +70,24 @@ fn copy_lanes<const N: usize>(
     }
 }
 
-/// How the nonzeros are read out of compressed results: by a [`Gather`] table, which also
-/// checks that no entry outside the pattern is nonzero, or, right after detection at this
-/// point (a one-shot call), straight from the pattern and colouring, with no table and no
-/// check.
+/// How the nonzeros are read out of forward sweeps: nonzero (i, j) of colour c is lane
+/// `c − s·N` of output i in sweep `s = c / N`. With a [`Gather::Columns`] table, each output's
+/// other lanes are checked to be zero; right after detection at this point (a one-shot call)
+/// there is nothing to check.
 #[derive(Clone, Copy)]
 pub(crate) enum Read<'a> {
-    Table(&'a Gather),
-    Once(&'a Pattern),
+    Checked(&'a Gather),
+    Once,
 }
 
 /// `J·S` by forward sweeps: the columns of colour c are seeded in lane c (mod N). Each sweep's
 /// nonzeros are read from its outputs' lanes into `values` (in the pattern's order) as it
-/// ends: the compressed matrix is never stored. Returns whether every entry outside the
+/// ends: the compressed matrix is never stored. Returns whether every lane outside the
 /// pattern was zero (always true for [`Read::Once`]).
 pub(crate) fn forward<F: Function>(
     f: &F,
     x: &[f64],
+    p: &Pattern,
     colours: &Colouring,
     out: &mut Compressed,
     read: Read<'_>,
@@ -94,60 +95,70 @@ pub(crate) fn forward<F: Function>(
 ) -> Result<bool, Error> {
     by_lanes!(
         lanes_for(colours.count),
-        forward_sweeps::<N>(f, x, colours, out, read, values)
+        forward_sweeps::<N>(f, x, p, colours, out, read, values)
     )
 }
 
 fn forward_sweeps<const N: usize, F: Function>(
     f: &F,
     x: &[f64],
+    p: &Pattern,
     colours: &Colouring,
     out: &mut Compressed,
     read: Read<'_>,
     values: &mut [f64],
 ) -> Result<bool, Error> {
     let eval = |xs: &[DualVec<f64, N>]| f.eval(xs);
-    compressed_sweeps::<N>(&eval, f.sizes(), x, colours, out, read, values)
+    compressed_sweeps::<N>(&eval, f.sizes(), x, p, colours, out, read, values)
 }
 
 /// [`forward_sweeps`] behind a trait object: compiled once per lane count.
+#[allow(clippy::too_many_arguments)]
 fn compressed_sweeps<const N: usize>(
     f: Eval<'_, N>,
     sizes: Option<(usize, usize)>,
     x: &[f64],
+    p: &Pattern,
     colours: &Colouring,
     out: &mut Compressed,
     read: Read<'_>,
     values: &mut [f64],
 ) -> Result<bool, Error> {
-    let k = colours.count;
+    let (k, m) = (colours.count, p.rows());
     let xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
-    let rows = match read {
-        Read::Table(g) => g.rows,
-        Read::Once(p) => p.rows(),
-    };
     let mut clean = true;
     for s in 0..sweeps {
         let (lanes, ys) = lanes::sweep(f, xs, Seed::Colours(colours), s);
         let during = || format!("compressed forward sweep {}", s + 1);
         check_sizes(sizes, ys.len(), &during())?;
-        if ys.len() != rows {
+        if ys.len() != m {
             return Err(Error::OutputLength {
-                expected: rows,
+                expected: m,
                 found: ys.len(),
                 during: during(),
             });
         }
-        if s == 0 {
+        // The first sweep's values are read in the same pass over its outputs.
+        let value = (s == 0).then(|| {
             out.value.clear();
-            out.value.extend(ys.iter().map(|y| y.primal));
-        }
+            &mut out.value
+        });
+        let to = To {
+            lanes,
+            values,
+            value,
+        };
+        let offsets = p.offsets();
         clean &= match read {
-            Read::Table(g) => g.read_lanes(s, &ys, values),
-            Read::Once(p) => {
-                read_lanes_once(p, colours, &lanes, &ys, values);
-                true
+            Read::Checked(Gather::Columns { colours, masks }) => {
+                let masks = &masks[s * m..(s + 1) * m];
+                read_sweep(offsets, |q| colours[q] as usize, &ys, to, Some(masks))
+            }
+            Read::Checked(Gather::Rows { .. }) => unreachable!("a table of reverse sweeps"),
+            Read::Once => {
+                let (indices, colours) = (p.indices(), &colours.colours);
+                read_sweep(offsets, |q| colours[indices[q]], &ys, to, None)
             }
         };
     }
@@ -157,25 +168,54 @@ fn compressed_sweeps<const N: usize>(
     Ok(clean)
 }
 
-/// The nonzeros of the colours `lanes` from one sweep's outputs, without a table: nonzero
-/// (i, j) of colour c in `lanes` is lane `c − lanes.start` of output i.
-fn read_lanes_once<const N: usize>(
-    p: &Pattern,
-    colours: &Colouring,
-    lanes: &Range<usize>,
+/// Where one sweep's outputs go: the nonzeros of the colours `lanes` into `values`, and the
+/// outputs' values into `value` (the first sweep's).
+struct To<'a> {
+    lanes: Range<usize>,
+    values: &'a mut [f64],
+    value: Option<&'a mut Vec<f64>>,
+}
+
+/// Reads one sweep's outputs in one pass: nonzero q of row i, of colour `colour(q)` in
+/// `to.lanes`, is lane `colour(q) − to.lanes.start` of output i. With `masks` (per output, the
+/// lanes its nonzeros read), returns whether every other lane of the sweep is zero (a NaN is
+/// not).
+fn read_sweep<const N: usize>(
+    offsets: &[usize],
+    colour: impl Fn(usize) -> usize,
     ys: &[DualVec<f64, N>],
-    values: &mut [f64],
-) {
-    let (offsets, indices) = (p.offsets(), p.indices());
-    for (y, row) in ys.iter().zip(offsets.windows(2)) {
-        let (at, columns) = (&mut values[row[0]..row[1]], &indices[row[0]..row[1]]);
-        for (v, &j) in at.iter_mut().zip(columns) {
-            let lane = colours.colours[j].wrapping_sub(lanes.start);
-            if lane < lanes.len() {
+    to: To<'_>,
+    masks: Option<&[u32]>,
+) -> bool {
+    let To {
+        lanes,
+        values,
+        mut value,
+    } = to;
+    let used = lanes.len();
+    // The sweep's lanes (the others carry no seed).
+    let lanes_used = u32::MAX >> (32 - used.max(1));
+    if let Some(value) = value.as_mut() {
+        value.resize(ys.len(), 0.0);
+    }
+    let mut clean = true;
+    for (i, (y, row)) in ys.iter().zip(offsets.windows(2)).enumerate() {
+        if let Some(value) = value.as_mut() {
+            value[i] = y.primal;
+        }
+        for (q, v) in (row[0]..row[1]).zip(&mut values[row[0]..row[1]]) {
+            let lane = colour(q).wrapping_sub(lanes.start);
+            if lane < used {
                 *v = y.tangent[lane];
             }
         }
+        if let Some(masks) = masks {
+            let nonzero = (y.tangent.iter().enumerate())
+                .fold(0, |bits, (l, &t)| bits | (u32::from(t != 0.0) << l));
+            clean &= nonzero & lanes_used & !masks[i] == 0;
+        }
     }
+    clean
 }
 
 /// `Sᵀ·J` by reverse sweeps of one recording, stored transposed (n × colours): the outputs of
@@ -280,29 +320,16 @@ fn hessian_lanes<const N: usize, F: Function>(
     Ok(())
 }
 
-/// How compressed results are read back: for each nonzero (in the pattern's order) the entry
-/// that holds it, and the entries that no nonzero reads, which must be zero if the pattern
-/// holds (a nonzero there means the function took another branch).
-///
-/// Forward sweeps are read lane by lane from each sweep's outputs, one part per sweep (entry
-/// `i·N + l`: lane l of output i); reverse sweeps from the n × k compressed matrix (entry
-/// `j·k + c`), in one part.
-pub(crate) struct Gather {
-    /// Outputs of a forward sweep (the rows of the pattern).
-    rows: usize,
-    /// Entries per row of what a part reads: N lanes, or k colours.
-    width: usize,
-    parts: Vec<Part>,
-}
-
-/// What one sweep's results give.
-struct Part {
-    /// The values this part writes, by index; `None`: every value, in order.
-    targets: Option<Vec<u32>>,
-    /// For each, the entry it reads (4 bytes per nonzero: the table is read at every call).
-    entries: Vec<u32>,
-    /// Entries no nonzero reads: zero while the pattern holds.
-    unread: Vec<u32>,
+/// What the check of a prepared object's sweeps reads: which entries of the compressed results
+/// hold nonzeros, so that a nonzero anywhere else (the function took another branch) is seen.
+pub(crate) enum Gather {
+    /// Forward sweeps of N lanes, read by [`Read::Checked`]: each nonzero's colour, and per
+    /// sweep and output a mask of the lanes its nonzeros read (sweep-major, m per sweep).
+    Columns { colours: Vec<u32>, masks: Vec<u32> },
+    /// Reverse sweeps' n × k compressed matrix (as [`reverse`] stores it): the entry of each
+    /// nonzero in the pattern's order (nonzero (i, j) is `C[j, c(i)]`), and the entries no
+    /// nonzero reads.
+    Rows { entries: Vec<u32>, unread: Vec<u32> },
 }
 
 fn index(s: usize) -> u32 {
@@ -310,66 +337,31 @@ fn index(s: usize) -> u32 {
 }
 
 impl Gather {
-    /// For `J·S` by forward sweeps of `lanes_for(k)` lanes: nonzero (i, j) of colour c is lane
-    /// `c mod N` of output i in sweep `c / N`.
+    /// The table of forward sweeps of `lanes_for(k)` lanes.
     pub(crate) fn columns(p: &Pattern, c: &Colouring) -> Gather {
-        let (m, k) = (p.rows(), c.count);
-        let n = lanes_for(k);
-        let sweeps = k.div_ceil(n).max(1);
-        let mut parts: Vec<Part> = (0..sweeps)
-            .map(|_| Part {
-                targets: (sweeps > 1).then(Vec::new),
-                entries: Vec::new(),
-                unread: Vec::new(),
-            })
-            .collect();
-        let mut read = vec![vec![false; m * n]; sweeps];
-        let mut v = 0;
-        for i in 0..m {
-            for &j in p.row(i) {
-                let (s, lane) = (c.colours[j] / n, c.colours[j] % n);
-                let part = &mut parts[s];
-                part.entries.push(index(i * n + lane));
-                if let Some(t) = &mut part.targets {
-                    t.push(index(v));
-                }
-                read[s][i * n + lane] = true;
-                v += 1;
+        let (m, n) = (p.rows(), lanes_for(c.count));
+        assert!(n <= 32, "a lane mask of 32 bits, {n} lanes");
+        let sweeps = c.count.div_ceil(n).max(1);
+        let colours: Vec<u32> = p.indices().iter().map(|&j| index(c.colours[j])).collect();
+        let mut masks = vec![0; sweeps * m];
+        for (i, row) in p.offsets().windows(2).enumerate() {
+            for &colour in &colours[row[0]..row[1]] {
+                let colour = colour as usize;
+                masks[colour / n * m + i] |= 1 << (colour % n);
             }
         }
-        for (s, (part, read)) in parts.iter_mut().zip(&read).enumerate() {
-            let used = n.min(k - s * n);
-            part.unread = (0..m * n)
-                .filter(|&e| e % n < used && !read[e])
-                .map(index)
-                .collect();
-        }
-        Gather {
-            rows: m,
-            width: n,
-            parts,
-        }
+        Gather::Columns { colours, masks }
     }
 
-    /// For `(Sᵀ·J)ᵀ`, n × k row-major (as [`reverse`] stores it): nonzero (i, j) is
-    /// `C[j, c(i)]`.
+    /// The table of reverse sweeps.
     pub(crate) fn rows(p: &Pattern, c: &Colouring) -> Gather {
-        let k = c.count;
         let entries: Vec<u32> = Self::row_slots(p, c).map(index).collect();
-        let mut read = vec![false; p.cols() * k];
+        let mut read = vec![false; p.cols() * c.count];
         for &e in &entries {
             read[e as usize] = true;
         }
         let unread = (0..read.len()).filter(|&e| !read[e]).map(index).collect();
-        Gather {
-            rows: p.rows(),
-            width: k,
-            parts: vec![Part {
-                targets: None,
-                entries,
-                unread,
-            }],
-        }
+        Gather::Rows { entries, unread }
     }
 
     /// For `(Sᵀ·J)ᵀ`: the entry of each nonzero, in the pattern's order.
@@ -392,37 +384,13 @@ impl Gather {
     /// Writes the nonzeros of a [`rows`](Self::rows) table into `values` from the compressed
     /// matrix `b`; returns false if an unread entry of `b` is nonzero.
     pub(crate) fn read(&self, b: &[f64], values: &mut [f64]) -> bool {
-        self.parts[0].read(|e| b[e], values)
-    }
-
-    /// Writes the nonzeros that sweep `s` of a [`columns`](Self::columns) table carries into
-    /// `values`, from the sweep's outputs; returns false if an unread lane is nonzero.
-    fn read_lanes<const N: usize>(
-        &self,
-        s: usize,
-        ys: &[DualVec<f64, N>],
-        values: &mut [f64],
-    ) -> bool {
-        assert_eq!(self.width, N, "a table made for {} lanes", self.width);
-        self.parts[s].read(|e| ys[e / N].tangent[e % N], values)
-    }
-}
-
-impl Part {
-    fn read(&self, get: impl Fn(usize) -> f64, values: &mut [f64]) -> bool {
-        match &self.targets {
-            None => {
-                for (v, &e) in values.iter_mut().zip(&self.entries) {
-                    *v = get(e as usize);
-                }
-            }
-            Some(targets) => {
-                for (&t, &e) in targets.iter().zip(&self.entries) {
-                    values[t as usize] = get(e as usize);
-                }
-            }
+        let Gather::Rows { entries, unread } = self else {
+            unreachable!("a table of forward sweeps read as reverse ones")
+        };
+        for (v, &e) in values.iter_mut().zip(entries) {
+            *v = b[e as usize];
         }
-        self.unread.iter().all(|&e| get(e as usize) == 0.0)
+        unread.iter().all(|&e| b[e as usize] == 0.0)
     }
 }
 

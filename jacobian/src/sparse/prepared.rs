@@ -429,11 +429,11 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             Strategy::Columns => {
                 let c = self.columns.as_ref().expect("coloured columns");
                 let read = if check {
-                    Read::Table(self.gather.get_or_insert_with(|| Gather::columns(p, c)))
+                    Read::Checked(self.gather.get_or_insert_with(|| Gather::columns(p, c)))
                 } else {
-                    Read::Once(p)
+                    Read::Once
                 };
-                compressed::forward(&self.f, x, c, b, read, values)?
+                compressed::forward(&self.f, x, p, c, b, read, values)?
             }
             Strategy::Rows => {
                 let c = self.rows.as_ref().expect("coloured rows");
