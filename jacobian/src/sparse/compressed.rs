@@ -130,13 +130,12 @@ fn compressed_sweeps<const N: usize>(
     let mut clean = true;
     for s in 0..sweeps {
         let (lanes, ys) = lanes::sweep(f, xs, Seed::Colours(colours), s);
-        let during = || format!("compressed forward sweep {}", s + 1);
-        check_sizes(sizes, ys.len(), &during())?;
+        check_sizes(sizes, ys.len(), "a compressed forward sweep")?;
         if ys.len() != m {
             return Err(Error::OutputLength {
                 expected: m,
                 found: ys.len(),
-                during: during(),
+                during: format!("compressed forward sweep {}", s + 1),
             });
         }
         // The first sweep's values are read in the same pass over its outputs.

@@ -103,8 +103,8 @@ use ndarray::{Array, ArrayD, ArrayViewD, Dimension, IxDyn};
 
 /// Elements from which a loop of the backward pass (gradients through partials, a bias's
 /// row sums) runs through `pulp`'s dispatch, compiled for the CPU's widest vectors: the
-/// baseline build's SSE2 takes two elements per instruction, AVX-512 eight. Below it, the
-/// dispatch costs more than the loop.
+/// baseline build's SSE2 takes two elements per instruction, AVX-512 eight. Below it (a
+/// one-element tensor's backward, say) the loop runs inline, without the dispatch's call.
 const WIDE: usize = 256;
 
 /// An n-dimensional array of `T` (`f64` by default) that remembers how it was computed.
