@@ -197,21 +197,25 @@ impl Arena {
         if len >= 8 {
             return self.merge_sets(a, x);
         }
-        let (mut at, mut found) = (0, false);
-        for &v in &self.items[r.clone()] {
-            at += usize::from(v < x);
-            found |= v == x;
-        }
-        if found {
-            return a;
-        }
         let end = self.items.len();
         self.items.extend_from_slice(&[0; 8]);
         let (old, new) = self.items.split_at_mut(end);
-        for (k, &v) in old[r].iter().enumerate() {
-            new[k + usize::from(v > x)] = v;
+        let (src, new) = (&old[r], &mut new[..=len]);
+        // The smaller inputs, then x (unless the set holds it), then the larger ones.
+        let mut k = 0;
+        while k < len && src[k] < x {
+            new[k] = src[k];
+            k += 1;
         }
-        new[at] = x;
+        if k < len && src[k] == x {
+            self.items.truncate(end);
+            return a;
+        }
+        new[k] = x;
+        while k < len {
+            new[k + 1] = src[k];
+            k += 1;
+        }
         self.close(end + len + 1)
     }
 
