@@ -185,11 +185,10 @@ impl Arena {
     }
 
     /// The node of `a`'s set with the input `x` added: `a` if it holds `x`, else a new node.
-    /// For a set of fewer than 8, `x`'s place is the count of smaller inputs, and the inputs
-    /// above it move up one. Written into the arena in place, element by element: a set built
-    /// on the stack and copied in is read back by wider loads than the stores that wrote it,
-    /// which stalls store-to-load forwarding (perf: a third of a grid's detection was one
-    /// such load).
+    /// A set of fewer than 8 is written at the arena's end, element by element: the smaller
+    /// inputs, `x`, the larger ones. (Built on the stack and copied in, the set was read back
+    /// by wider loads than the stores that wrote it, which stalls store-to-load forwarding:
+    /// perf put a fifth of a grid's detection on one such load.)
     #[inline(never)]
     fn insert(&mut self, a: u32, x: u32) -> u32 {
         let r = self.range(a);
