@@ -114,7 +114,7 @@ pub use replay::{GuardFailure, ReplayError};
 pub use shared_ops::Real;
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
-pub use sweep::{Adjoints, AdjointsVec};
+pub use sweep::{Adjoints, AdjointsVec, union_of_sorted};
 pub use tape::memory::{
     DEFAULT_SPARE_LIMIT, release_memory, set_spare_limit, spare_bytes, spare_limit, warm_up,
     warm_up_for,

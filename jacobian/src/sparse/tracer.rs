@@ -11,6 +11,7 @@
 //! detection.
 
 use core::any::TypeId;
+use reverse::union_of_sorted;
 use shared_ops::num_traits::{One, Zero};
 use shared_ops::{Binary, Error, Function, Op, Unary, rules};
 use std::cell::RefCell;
@@ -66,25 +67,6 @@ impl fmt::Display for Tracer {
             node => write!(f, "tracer #{node}"),
         }
     }
-}
-
-/// Merges two sorted sets without duplicates into `out` (at least as long as both together);
-/// returns the length of the union.
-#[inline(always)]
-fn merge(a: &[u32], b: &[u32], out: &mut [u32]) -> usize {
-    let (mut i, mut j, mut k) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        out[k] = x.min(y);
-        k += 1;
-        i += usize::from(x <= y);
-        j += usize::from(y <= x);
-    }
-    for &x in a[i..].iter().chain(&b[j..]) {
-        out[k] = x;
-        k += 1;
-    }
-    k
 }
 
 /// One detection's sets: node `k`'s inputs are `items[bounds[k]..bounds[k + 1]]`.
@@ -166,7 +148,7 @@ impl Arena {
         let mut small = [0; 8];
         let on_stack = la + lb <= small.len();
         let len = if on_stack {
-            merge(&self.items[ra], &self.items[rb], &mut small)
+            union_of_sorted(&self.items[ra], &self.items[rb], &mut small)
         } else {
             self.merge_large(ra, rb)
         };
@@ -237,12 +219,12 @@ impl Arena {
         (self.bounds.len() - 2) as u32
     }
 
-    /// [`merge`] of two sets of the arena into the scratch buffer.
+    /// [`union_of_sorted`] of two sets of the arena into the scratch buffer.
     #[inline(never)]
     fn merge_large(&mut self, ra: std::ops::Range<usize>, rb: std::ops::Range<usize>) -> usize {
         let mut out = std::mem::take(&mut self.scratch);
         out.resize(ra.len() + rb.len(), 0);
-        let len = merge(&self.items[ra], &self.items[rb], &mut out);
+        let len = union_of_sorted(&self.items[ra], &self.items[rb], &mut out);
         self.scratch = out;
         len
     }

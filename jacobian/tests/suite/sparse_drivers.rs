@@ -84,8 +84,9 @@ fn p_has(p: &jacobian::sparse::Pattern, i: usize, j: usize) -> bool {
 }
 
 /// Output i is `(Σ over lists[i].0 of sin xₖ) · (Σ over lists[i].1 of xₖ)`, each sum a chain
-/// of binary additions: its global pattern is exactly the union of the two lists. The chains
-/// grow sets one input at a time and the product joins two grown sets, small and large alike.
+/// of binary additions: its pattern, global or local, is exactly the union of the two lists.
+/// The chains grow sets one input at a time and the product joins two grown sets, small and
+/// large alike.
 #[derive(Clone, Debug)]
 struct Chains {
     n: usize,
@@ -132,13 +133,16 @@ proptest! {
     }
 
     #[test]
-    fn global_patterns_of_chains_are_exact(f in chains()) {
-        let p = jacobian_pattern(&f, &vec![0.5; f.n], Detection::Global).unwrap();
-        for (i, (l, r)) in f.lists.iter().enumerate() {
-            let mut want: Vec<usize> = l.iter().chain(r).copied().collect();
-            want.sort_unstable();
-            want.dedup();
-            prop_assert_eq!(p.row(i), &want[..], "row {}", i);
+    fn patterns_of_chains_are_exact(f in chains()) {
+        // No branches: both kinds give the exact pattern (local from the recording's edges).
+        for detection in [Detection::Global, Detection::Local] {
+            let p = jacobian_pattern(&f, &vec![0.5; f.n], detection).unwrap();
+            for (i, (l, r)) in f.lists.iter().enumerate() {
+                let mut want: Vec<usize> = l.iter().chain(r).copied().collect();
+                want.sort_unstable();
+                want.dedup();
+                prop_assert_eq!(p.row(i), &want[..], "row {} ({:?})", i, detection);
+            }
         }
     }
 

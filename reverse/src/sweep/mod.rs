@@ -6,6 +6,8 @@ pub(crate) mod kernel;
 pub(crate) mod schedule;
 mod sets;
 
+pub use sets::union_of_sorted;
+
 use crate::tape::live::foreign;
 use crate::tape::memory;
 use crate::tape::{Recording, Tape};

@@ -8,6 +8,7 @@
 
 mod basics;
 mod checkpoint;
+mod dependencies;
 mod dual_tape;
 mod nary;
 mod nested;

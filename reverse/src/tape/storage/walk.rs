@@ -12,9 +12,57 @@ pub(crate) enum Edges {
 impl<T: Copy> TapeData<T> {
     /// The edges of every node, in recording order (for views).
     pub fn edge_ranges(&self) -> Vec<Edges> {
-        let mut out: Vec<Edges> = self.walk_back(self.len()).map(|(_, e)| e).collect();
-        out.reverse();
+        let mut out = Vec::with_capacity(self.len());
+        self.walk_forward(|_, e| out.push(e));
         out
+    }
+
+    /// Every node's edges, first node first, handed to `visit`: the walk of forward passes
+    /// over the tape (index sets). A node's edges end where the next node of its kind begins,
+    /// which a forward walk cannot see; so the nodes go by in blocks, each first walked back
+    /// (as [`walk_back`](Self::walk_back) does, with selects rather than branches on the
+    /// kinds) to find where each node's edges end, into a small buffer. A lookahead per kind
+    /// finds where the block's last nodes end; it only moves forward.
+    pub fn walk_forward(&self, mut visit: impl FnMut(usize, Edges)) {
+        const BLOCK: usize = 4096;
+        let n = self.len();
+        let mut ends = vec![0usize; BLOCK.min(n)];
+        // Per kind (weighted, unit): a node of that kind at or after the block's end, if any.
+        let mut ahead = [0usize; 2];
+        let totals = [self.parent.len(), self.unit.len()];
+        let mut from = 0;
+        while from < n {
+            let to = (from + BLOCK).min(n);
+            let [mut w, mut u] = [0, 1].map(|kind| {
+                let mut c = ahead[kind].max(to);
+                while c < n && usize::from(self.start[c] & UNIT != 0) != kind {
+                    c += 1;
+                }
+                ahead[kind] = c;
+                self.start
+                    .get(c)
+                    .map_or(totals[kind], |&s| (s & !UNIT) as usize)
+            });
+            for (i, end) in (from..to).zip(&mut ends).rev() {
+                let s = self.start[i];
+                let (lo, unit) = ((s & !UNIT) as usize, s & UNIT != 0);
+                *end = if unit { u } else { w };
+                (w, u) = if unit { (w, lo) } else { (lo, u) };
+            }
+            for (i, &end) in (from..to).zip(&ends) {
+                let s = self.start[i];
+                let lo = (s & !UNIT) as usize;
+                visit(
+                    i,
+                    if s & UNIT == 0 {
+                        Edges::Weighted(lo, end)
+                    } else {
+                        Edges::Unit(lo, end)
+                    },
+                );
+            }
+            from = to;
+        }
     }
 
     /// The nodes before `end`, last first, each with the range of its edges: the walk of every
