@@ -91,7 +91,6 @@ pub(crate) fn dependencies<T: Copy>(
     sets.reserve(d.len());
     // The sets fill `items[..end]`; past `end` is room for the next one (see `room`).
     let (mut items, mut end): (Vec<u32>, usize) = (memory::take(), 0);
-    items.clear();
     let mut scratch: Vec<u32> = Vec::new();
     let at = |k: usize| u32::try_from(k).expect("fewer than 2³² entries in the index sets");
     d.walk_forward(|i, edges| {

@@ -20,9 +20,9 @@ impl<T: Copy> TapeData<T> {
     /// Every node's edges, first node first, handed to `visit`: the walk of forward passes
     /// over the tape (index sets). A node's edges end where the next node of its kind begins,
     /// which a forward walk cannot see; so the nodes go by in blocks, each first walked back
-    /// (as [`walk_back`](Self::walk_back) does, with selects rather than branches on the
-    /// kinds) to find where each node's edges end, into a small buffer. A lookahead per kind
-    /// finds where the block's last nodes end; it only moves forward.
+    /// (as [`walk_back`](Self::walk_back) does) to find where each node's edges end, into a
+    /// small buffer. A lookahead per kind finds where the block's last nodes end; it only
+    /// moves forward.
     pub fn walk_forward(&self, mut visit: impl FnMut(usize, Edges)) {
         const BLOCK: usize = 4096;
         let n = self.len();
@@ -43,13 +43,14 @@ impl<T: Copy> TapeData<T> {
                     .get(c)
                     .map_or(totals[kind], |&s| (s & !UNIT) as usize)
             });
-            for (i, end) in (from..to).zip(&mut ends).rev() {
+            let ends = &mut ends[..to - from];
+            for (i, end) in (from..to).zip(ends.iter_mut()).rev() {
                 let s = self.start[i];
                 let (lo, unit) = ((s & !UNIT) as usize, s & UNIT != 0);
                 *end = if unit { u } else { w };
                 (w, u) = if unit { (w, lo) } else { (lo, u) };
             }
-            for (i, &end) in (from..to).zip(&ends) {
+            for (i, &end) in (from..to).zip(ends.iter()) {
                 let s = self.start[i];
                 let lo = (s & !UNIT) as usize;
                 visit(
