@@ -195,7 +195,11 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             redetected: None,
         };
         (self.columns, self.rows) = (columns, rows);
-        self.recorded = d.recording.map(|(rec, xs, ys)| Recorded { rec, xs, ys });
+        // Only sweeps by rows use the recording; otherwise its buffers go back to the thread
+        // now (for bundle adjustment, tens of megabytes a prepared object would hold).
+        self.recorded = (d.recording)
+            .filter(|_| strategy == Strategy::Rows)
+            .map(|(rec, xs, ys)| Recorded { rec, xs, ys });
         self.pattern = p;
         self.transpose = transpose;
         self.source = next_source();
