@@ -45,19 +45,20 @@ pub use shared_ops::{Function, Op};
 /// Rosenbrock's function, `f(x) = Σ_{i<n-1} (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²`, for any number type.
 ///
 /// It is 0 for fewer than two inputs. Each term costs about ten elementary operations, so
-/// a reverse tape holds about 10n nodes.
+/// a reverse tape holds about 10n nodes. The constants 1 and 100 are written with
+/// [`Op::sub_from`] and [`Op::scale`], so that forward mode does not multiply their zero
+/// tangents.
 ///
 /// ```
 /// assert_eq!(workloads::rosenbrock(&[1.0_f64; 4]), 0.0);
 /// assert_eq!(workloads::rosenbrock(&[0.0_f64, 0.0]), 1.0);
 /// ```
 pub fn rosenbrock<T: Op>(x: &[T]) -> T {
-    let hundred = T::constant(100.0);
     x.windows(2)
         .map(|w| {
-            let a = T::one() - w[0];
+            let a = w[0].sub_from(1.0); // 1 − xᵢ
             let b = w[1] - w[0] * w[0];
-            a * a + hundred * b * b
+            a * a + (b * b).scale(100.0)
         })
         .sum()
 }
@@ -122,7 +123,7 @@ pub fn rosenbrock_jvp(x: &[f64], v: &[f64]) -> (f64, f64) {
     let (mut value, mut tangent) = (0.0, 0.0);
     for (w, t) in x.windows(2).zip(v.windows(2)) {
         let (a, b) = (1.0 - w[0], w[1] - w[0] * w[0]);
-        value += a * a + 100.0 * b * b;
+        value += a * a + b * b * 100.0;
         tangent += -2.0 * a * t[0] + 200.0 * b * (t[1] - 2.0 * w[0] * t[0]);
     }
     (value, tangent)

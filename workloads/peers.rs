@@ -35,7 +35,7 @@ pub fn rosenbrock_num_dual<D: DualNum<Primitive = f64>>(x: &[D]) -> D {
         .map(|w| {
             let a = one.clone() - &w[0];
             let b = w[1].clone() - w[0].clone() * &w[0];
-            a.clone() * a + b.clone() * 100.0 * b
+            a.clone() * a + b.clone() * b * 100.0
         })
         .sum()
 }
@@ -61,7 +61,7 @@ pub fn rosenbrock_ad<T: AD>(x: &[T]) -> T {
     for w in x.windows(2) {
         let a = one - w[0];
         let b = w[1] - w[0] * w[0];
-        sum += a * a + hundred * b * b;
+        sum += a * a + b * b * hundred;
     }
     sum
 }
@@ -162,7 +162,7 @@ pub fn rosenbrock_float<T: Float>(x: &[T]) -> T {
     let terms = x.windows(2).map(|w| {
         let a = T::one() - w[0];
         let b = w[1] - w[0] * w[0];
-        a * a + hundred * b * b
+        a * a + b * b * hundred
     });
     Folds.sum(terms)
 }

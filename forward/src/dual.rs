@@ -105,6 +105,34 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
     fn is_structural_zero(&self) -> bool {
         self.primal.is_structural_zero() && self.tangent.is_structural_zero()
     }
+    /// Each component scaled; by a zero or non-finite `c`, the tangent by the convention's
+    /// product (a checked dual's `0·∞` is 0).
+    #[inline(always)]
+    fn scale(self, c: f64) -> Self {
+        let tangent = if !CHECK || (c != 0.0 && c.is_finite()) {
+            self.tangent.scale(c)
+        } else {
+            chain(false, [T::constant(c)], [self.tangent])
+        };
+        Dual {
+            primal: self.primal.scale(c),
+            tangent,
+        }
+    }
+    #[inline(always)]
+    fn shift(self, c: f64) -> Self {
+        Dual {
+            primal: self.primal.shift(c),
+            tangent: self.tangent,
+        }
+    }
+    #[inline(always)]
+    fn sub_from(self, c: f64) -> Self {
+        Dual {
+            primal: self.primal.sub_from(c),
+            tangent: -self.tangent,
+        }
+    }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);

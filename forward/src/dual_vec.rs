@@ -93,6 +93,34 @@ impl<T: Op, const N: usize> Op for DualVec<T, N> {
     fn is_structural_zero(&self) -> bool {
         self.primal.is_structural_zero() && self.tangent.iter().all(Op::is_structural_zero)
     }
+    /// Each component scaled; by a zero or non-finite `c`, the lanes by the convention's
+    /// products (`0·∞` is 0), as [`Dual`](crate::Dual) does.
+    #[inline(always)]
+    fn scale(self, c: f64) -> Self {
+        let tangent = if c != 0.0 && c.is_finite() {
+            self.tangent.map(|t| t.scale(c))
+        } else {
+            chain_lanes(false, [T::constant(c)], [&self.tangent])
+        };
+        DualVec {
+            primal: self.primal.scale(c),
+            tangent,
+        }
+    }
+    #[inline(always)]
+    fn shift(self, c: f64) -> Self {
+        DualVec {
+            primal: self.primal.shift(c),
+            tangent: self.tangent,
+        }
+    }
+    #[inline(always)]
+    fn sub_from(self, c: f64) -> Self {
+        DualVec {
+            primal: self.primal.sub_from(c),
+            tangent: self.tangent.map(|t| -t),
+        }
+    }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);

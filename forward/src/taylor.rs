@@ -150,6 +150,27 @@ impl<T: Op, const N: usize> Op for Taylor<T, N> {
     fn has_nan(&self) -> bool {
         self.c.iter().any(Op::has_nan)
     }
+    /// Each coefficient scaled (by a zero or non-finite `c`, the product's recurrence).
+    #[inline]
+    fn scale(self, c: f64) -> Self {
+        if c != 0.0 && c.is_finite() {
+            Taylor::new(self.c.map(|x| x.scale(c)))
+        } else {
+            self * Self::constant(c)
+        }
+    }
+    #[inline]
+    fn shift(self, c: f64) -> Self {
+        let mut s = self;
+        s.c[0] = s.c[0].shift(c);
+        s
+    }
+    #[inline]
+    fn sub_from(self, c: f64) -> Self {
+        let mut s = Taylor::new(self.c.map(|x| -x));
+        s.c[0] = self.c[0].sub_from(c);
+        s
+    }
     /// The rule's recurrence; for a rule without one (a user's), its derivative evaluated on this
     /// series and integrated (see [`Unary`]'s Taylor mode). A constant stays a constant.
     #[inline]
