@@ -290,6 +290,12 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         p.strategy = strategy;
         self.gather = None;
         p.reason = "strategy chosen by the caller".into();
+        if strategy != Strategy::Rows {
+            // What only sweeps by rows read: the detection's recording (its buffers go back to
+            // the thread) and the compressed matrix of their adjoints.
+            self.recorded = None;
+            self.buffer.b = Vec::new();
+        }
         // Earlier results carry the old strategy's colours: `jacobian_into` replaces them whole.
         self.source = next_source();
     }

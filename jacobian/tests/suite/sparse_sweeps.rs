@@ -1,7 +1,9 @@
 //! How compressed sweeps are read back: forward sweeps of more colours than lanes, each read
 //! from its own outputs, and the check of a local pattern that sees a branch flip in any sweep.
 
-use jacobian::sparse::{Detection, PreparedSparseJacobian, SparseOptions, sparse_jacobian_with};
+use jacobian::sparse::{
+    Detection, PreparedSparseJacobian, SparseOptions, Strategy, sparse_jacobian_with,
+};
 use jacobian::{Function, Mode, Op, jacobian_with};
 
 /// Row 1 reads x₁ too when x₀ ≤ 0.
@@ -143,8 +145,16 @@ fn only_sweeps_by_rows_keep_the_detection_recording() {
     );
     // Both objects still give the Jacobian (rows from the recording they kept).
     let (mut a, mut b) = (by_columns, by_rows);
-    assert_eq!(
-        a.jacobian(&x).unwrap().triplets(),
-        b.jacobian(&x).unwrap().triplets()
-    );
+    let want = a.jacobian(&x).unwrap().triplets();
+    assert_eq!(b.jacobian(&x).unwrap().triplets(), want);
+    // An object by rows switched to columns before its first call gives the recording back at
+    // the switch; by rows again, it records afresh.
+    let (_, mut c) = kept_after(Mode::Reverse);
+    let before = reverse::spare_bytes();
+    c.use_strategy(Strategy::Columns);
+    let given = reverse::spare_bytes().saturating_sub(before);
+    assert!(given > 100_000, "{given} bytes given back");
+    assert_eq!(c.jacobian(&x).unwrap().triplets(), want);
+    c.use_strategy(Strategy::Rows);
+    assert_eq!(c.jacobian(&x).unwrap().triplets(), want);
 }
