@@ -397,6 +397,13 @@ impl Op for Tracer {
         if self.is_input_free() && other.is_input_free() {
             return Tracer::from(rule.eval(self.value, other.value).0);
         }
+        // `x ± c`, `c ± x`, `c·x`: x's set, and nothing to couple. Without the arena: NaN (a
+        // global detection's value) stays NaN through these three, a local value is computed.
+        if (self.is_input_free() || other.is_input_free()) && rule_is!(R: Add Sub Mul) {
+            let node = self.node.min(other.node);
+            let value = rule.eval(self.value, other.value).0;
+            return Tracer { node, value };
+        }
         let (a, b) = (self.node, other.node);
         let (node, local) = with(|arena| (arena.union_for::<R>(a, b), arena.local));
         let value = if local {

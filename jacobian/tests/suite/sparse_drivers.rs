@@ -462,6 +462,30 @@ fn hessian_patterns_follow_each_operation_class() {
     assert_eq!(g.row(0), &[0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12]);
 }
 
+/// Local Hessian detection carries values through arithmetic with constants (a fast path of
+/// the tracer) and follows the branch they decide; global detection refuses it.
+#[test]
+fn local_hessian_detection_follows_a_branch_on_constant_arithmetic() {
+    struct Affine;
+    impl Function for Affine {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let z = x[0].scale(2.0).shift(1.0) - T::constant(3.0); // 2x₀ − 2
+            let w = T::constant(4.0) * x[0] - T::constant(8.0) + T::constant(0.5) * z; // 5x₀ − 9
+            vec![if z > T::zero() && w > T::zero() {
+                x[1] * x[1]
+            } else {
+                x[2] * x[2]
+            }]
+        }
+    }
+    for (x0, taken) in [(2.0, 1), (1.5, 2), (0.0, 2)] {
+        let p = hessian_pattern(&Affine, &[x0, 1.0, 1.0], Detection::Local).unwrap();
+        assert_eq!((p.nnz(), p.row(taken)), (1, &[taken][..]), "x₀ = {x0}");
+    }
+    let err = hessian_pattern(&Affine, &[2.0, 1.0, 1.0], Detection::Global).unwrap_err();
+    assert!(matches!(err, Error::NeedsValues { .. }), "{err}");
+}
+
 #[test]
 fn a_test_of_a_value_is_refused_by_global_detection_too() {
     struct NanGuard;
