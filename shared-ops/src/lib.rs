@@ -167,7 +167,8 @@ pub trait Op:
     /// the factor is a constant.
     ///
     /// The value and derivatives are those of `self * T::constant(c)` (a zero derivative may
-    /// differ in sign). What changes is the work: a constant's tangent is zero, but forward
+    /// differ in sign, and a Taylor coefficient that the product's recurrence would make NaN
+    /// through `∞·0` is the convention's value). What changes is the work: a constant's tangent is zero, but forward
     /// mode cannot skip the product `0 · value` it would meet in `self * T::constant(c)`, since
     /// `0 · ∞` is not 0 in floating point; here the constant's tangent is never formed. Duals,
     /// their lanes and Taylor numbers scale their components; a tape records the node it
