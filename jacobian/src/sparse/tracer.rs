@@ -14,7 +14,7 @@ use core::any::TypeId;
 use reverse::union_of_sorted;
 use shared_ops::num_traits::{One, Zero};
 use shared_ops::{Binary, Error, Function, Op, Unary, rules};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 /// The node of a constant: it depends on no input.
@@ -89,6 +89,9 @@ struct Arena {
 
 thread_local! {
     static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
+    /// A global detection of a Jacobian is running: no values to carry, no pairs to couple, so
+    /// a one-argument rule keeps its operand's set without borrowing the arena.
+    static PLAIN: Cell<bool> = const { Cell::new(false) };
     /// The last detection's buffers, kept for the next one on this thread: a fresh arena's
     /// growth (page faults, copies) cost as much as the detection itself.
     static SPARE: RefCell<(Vec<usize>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
@@ -383,6 +386,14 @@ impl Op for Tracer {
         if self.is_input_free() {
             return Tracer::from(rule.eval(self.value).0);
         }
+        if PLAIN.get() {
+            let flat = matches!(curvature::<R>(), Curvature::Flat);
+            let node = if flat { FLAT } else { self.node };
+            return Tracer {
+                node,
+                value: f64::NAN,
+            };
+        }
         // After a refusal the result is an error: skip the work.
         let (node, local) = with(|a| {
             let node = match curvature::<R>() {
@@ -533,6 +544,7 @@ pub(crate) fn trace<F: Function>(
         ..Arena::default()
     };
     let previous = ARENA.with(|a| a.replace(Some(arena)));
+    let was_plain = PLAIN.replace(!local && !hessian);
     let xs: Vec<Tracer> = x
         .iter()
         .enumerate()
@@ -542,6 +554,7 @@ pub(crate) fn trace<F: Function>(
         })
         .collect();
     let ys = f.eval(&xs);
+    PLAIN.set(was_plain);
     let arena = ARENA
         .with(|a| a.replace(previous))
         .expect("the detection's arena");
