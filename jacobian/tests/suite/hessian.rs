@@ -346,9 +346,9 @@ impl Function for First<'_> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, max_global_rejects: 8192, ..ProptestConfig::default() })]
 
-    /// All four pairs and `Auto` agree to 1e-12 and are exactly symmetric; `hvp` and
-    /// `hvp_many` equal H·v and H·V; the gradient matches finite differences of the gradient
-    /// to 1e-6 away from kinks.
+    /// All four pairs and `Auto` agree to 1e-10 of the largest entry and are exactly
+    /// symmetric; `hvp` and `hvp_many` equal H·v and H·V; the gradient matches finite
+    /// differences of the gradient to 1e-6 away from kinks.
     #[test]
     fn pairs_agree_on_generated_programs((p, x, v) in program_point_direction()) {
         let f = First(&p);
@@ -356,13 +356,19 @@ proptest! {
         let auto = jacobian::hessian(&f, &x).unwrap();
         assert_symmetric(&auto.matrix);
         let n = x.len();
+        // The pairs sum in different orders, and where terms cancel they differ by ulps of the
+        // terms, not of the entry: 1e-10 of the largest entry, as across chunks below and in
+        // mode_pairs.rs (the saved case: acosh at 1 + 1.6·10⁻⁸, an entry of 0.451 differing
+        // by 1.8·10⁻¹² between reverse over forward and `Auto`).
+        let scale = auto.matrix.iter().fold(1.0_f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { m });
         for pair in Pair::ALL {
             let h = jacobian::hessian_with(&f, &x, pair).unwrap();
             assert_symmetric(&h.matrix);
             for i in 0..n {
                 for j in 0..n {
                     prop_assert!(
-                        same(h.matrix[(i, j)], auto.matrix[(i, j)], 1e-12),
+                        same(h.matrix[(i, j)], auto.matrix[(i, j)], 0.0)
+                            || (h.matrix[(i, j)] - auto.matrix[(i, j)]).abs() <= 1e-10 * scale,
                         "{pair}: H[{i}][{j}] = {} but auto gives {}\n{p:?} at {x:?}",
                         h.matrix[(i, j)], auto.matrix[(i, j)]
                     );
