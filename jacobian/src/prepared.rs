@@ -16,7 +16,7 @@ use crate::plan::{Direction, Mode, Plan};
 use crate::sweeps::{self, Recorded, Swept, forward_chunked};
 use crate::{Jacobian, hessian};
 use nalgebra::DMatrix;
-use reverse::{Adjoints, ReplayError, TapeStats};
+use reverse::{ReplayError, TapeStats};
 use shared_ops::{Error, Function};
 use std::fmt;
 
@@ -346,7 +346,6 @@ impl<F: Function + Sync> PreparedJacobian<F> {
 pub struct PreparedGradient<F> {
     f: F,
     recorded: Recorded,
-    adjoints: Adjoints,
     last: Replay,
     rerecords: usize,
 }
@@ -368,7 +367,6 @@ impl<F: Function> PreparedGradient<F> {
         Ok(PreparedGradient {
             f,
             recorded,
-            adjoints: Adjoints::default(),
             last: Replay::Recorded,
             rerecords: 0,
         })
@@ -386,8 +384,8 @@ impl<F: Function> PreparedGradient<F> {
         self.last = replay;
         let r = &self.recorded;
         let y = r.ys[0];
-        r.rec.sweep_into(&[(y, 1.0)], &mut self.adjoints);
-        Ok((r.rec.value(y), self.adjoints.wrt_all(&r.xs)))
+        // Only the inputs' adjoints: the sweep may leave out the nodes its schedule bypasses.
+        Ok((r.rec.value(y), r.rec.sweep_wrt(&[(y, 1.0)], &r.xs)))
     }
 
     /// How the last call obtained its recording.

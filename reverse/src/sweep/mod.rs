@@ -181,6 +181,18 @@ macro_rules! sweep_methods {
             /// assert_eq!(adj.wrt(x), 4.0);
             /// ```
             pub fn sweep_into(&self, seeds: &[(Var<T>, T)], out: &mut Adjoints<T>) {
+                self.seeded_sweep(seeds, out, true);
+            }
+
+            /// The sweep of [`sweep_into`](Self::sweep_into); without `fill`, the adjoints
+            /// of nodes a schedule bypasses may be left out: the first of them is returned
+            /// (`usize::MAX` if none).
+            fn seeded_sweep(
+                &self,
+                seeds: &[(Var<T>, T)],
+                out: &mut Adjoints<T>,
+                fill: bool,
+            ) -> usize {
                 let end = seed_end(self.id(), seeds.iter().map(|s| s.0));
                 out.tape = self.id();
                 out.adj.clear();
@@ -190,7 +202,11 @@ macro_rules! sweep_methods {
                         out.adj[v.index() as usize] += s;
                     }
                 }
-                self.with_data(|d| kernel::scalar(d, &mut out.adj));
+                let seeded = seeds
+                    .iter()
+                    .filter(|s| !s.0.is_constant())
+                    .map(|s| s.0.index() as usize);
+                self.with_data(|d| kernel::scalar(d, &mut out.adj, seeded, fill))
             }
 
             /// The adjoints of `xs` only, after one sweep from `seeds` (e.g. a gradient with
@@ -207,8 +223,22 @@ macro_rules! sweep_methods {
                     tape: 0,
                     adj: memory::take::<Vec<T>>(),
                 };
-                self.sweep_into(seeds, &mut adj);
-                let out = adj.wrt_all(xs);
+                let first = self.seeded_sweep(seeds, &mut adj, false);
+                // Nodes from `first` on may have been left out (inputs never are).
+                let late = |v: &Var<T>| !v.is_constant() && v.index() as usize >= first;
+                let mut any_late = false;
+                let mut out: Vec<T> = xs
+                    .iter()
+                    .map(|&v| {
+                        any_late |= late(&v);
+                        adj.wrt(v)
+                    })
+                    .collect();
+                if any_late {
+                    let nodes = xs.iter().zip(&mut out).filter(|(v, _)| late(v));
+                    let nodes = nodes.map(|(v, o)| (v.index() as usize, o));
+                    self.with_data(|d| kernel::left_out(d, &adj.adj, nodes));
+                }
                 memory::give(adj.adj);
                 out
             }
