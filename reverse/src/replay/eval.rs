@@ -95,9 +95,11 @@ pub(crate) fn reevaluate_showing<T: Op>(
             return Err(e);
         }
     };
+    // The point being left, to go back to if a guard fails (none can without guards).
     let mut previous = core::mem::take(&mut c.previous);
     previous.clear();
     match c.first_input {
+        _ if p.guards.is_empty() => {}
         Some(i) => previous.extend_from_slice(&p.values[i as usize..i as usize + x.len()]),
         None => previous.extend(c.inputs.iter().map(|&i| p.values[i as usize])),
     }
