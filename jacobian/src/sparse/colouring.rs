@@ -98,8 +98,8 @@ impl Colouring {
 /// The natural order costs O(nonzeros), unless a column finds all of colours 0–63 among its
 /// earlier neighbours: such a column visits its neighbours (a dense row of length r costs r²
 /// however it is done). The other orders count each column's neighbours first, O(Σ over
-/// nonzeros of their row's length), [`Order::SmallestLast`] keeps them, as many as that sum,
-/// and both renumber the columns (a sort of each row).
+/// nonzeros of their row's length), and [`Order::SmallestLast`] keeps them, as many as that
+/// sum.
 pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
     let t = std::cell::OnceCell::new();
     colour_columns_with(p, || t.get_or_init(|| p.transpose()), order)
@@ -155,98 +155,89 @@ pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
 /// The greedy colouring: each column in turn, in the order `visit` (natural if `None`), takes
 /// the least colour no neighbour has.
 ///
-/// It needs no transpose. The columns are visited in their numbering (another order
-/// renumbers them first), so each row meets its columns in the order it stores them: a row
-/// waits in the bucket of its next column (`head` and `link`, a list per column), and when
-/// column j comes its bucket holds exactly the rows that contain j. Each row keeps a mask of the
-/// colours below 64 its coloured columns hold, so j's forbidden colours are the union of its
-/// rows' masks; a column whose rows already hold all 64 goes the long way, through its
-/// neighbours, for a colour from 64 up.
+/// Each row keeps a mask of the colours below 64 its coloured columns hold, so column j's
+/// forbidden colours are the union of its rows' masks: O(nonzeros) in all, through the rows of
+/// each column ([`rows_of_columns`]). A column whose rows already hold all 64 goes the long
+/// way, through its neighbours, for a colour from 64 up.
 fn greedy(p: &Pattern, visit: Option<&[usize]>) -> Vec<usize> {
-    if let Some(visit) = visit {
-        // Column visit[r] becomes column r.
-        let mut rank = vec![0; p.cols()];
-        for (r, &j) in visit.iter().enumerate() {
-            rank[j] = r;
-        }
-        debug_assert!(
-            visit.len() == p.cols() && rank.iter().enumerate().all(|(j, &r)| visit[r] == j)
-        );
-        let offsets = p.offsets();
-        let mut indices: Vec<usize> = p.indices().iter().map(|&j| rank[j]).collect();
-        for i in 0..p.rows() {
-            indices[offsets[i]..offsets[i + 1]].sort_unstable();
-        }
-        let renumbered = Pattern::from_csr(p.cols(), offsets.to_vec(), indices);
-        let by_rank = greedy(&renumbered, None);
-        return (0..p.cols()).map(|j| by_rank[rank[j]]).collect();
+    match visit {
+        Some(v) => greedy_in(p, v.iter().copied()),
+        None => greedy_in(p, 0..p.cols()),
     }
-    let (offsets, indices) = (p.offsets(), p.indices());
+}
+
+/// [`greedy`] visiting the columns in `order` (a loop of its own for each kind of order).
+fn greedy_in(p: &Pattern, order: impl Iterator<Item = usize>) -> Vec<usize> {
+    let (starts, rows) = rows_of_columns(p);
     let mut colour = vec![usize::MAX; p.cols()];
     let mut used = vec![0u64; p.rows()];
-    let (mut head, mut link) = (vec![END; p.cols()], vec![END; p.rows()]);
-    // next[i]: where row i's next column is in `indices`.
-    let mut next = offsets[..p.rows()].to_vec();
-    for i in 0..p.rows() {
-        if next[i] < offsets[i + 1] {
-            let j = indices[next[i]];
-            (link[i], head[j]) = (head[j], i);
-        }
-    }
-    // forbidden[c] == j: colour c is taken by a neighbour of column j.
+    // forbidden[c] == j: colour c is taken by a neighbour of column j (beyond 64 colours).
     let mut forbidden = Vec::new();
-    for j in 0..p.cols() {
-        let (mut taken, mut i) = (0, head[j]);
-        while i != END {
-            taken |= used[i];
-            i = link[i];
-        }
+    for j in order {
+        let rows = &rows[starts[j] as usize..starts[j + 1] as usize];
+        let taken = rows.iter().fold(0, |t, &i| t | used[i as usize]);
         let c = if taken != u64::MAX {
             taken.trailing_ones() as usize
         } else {
-            // At most `most` neighbours (with repeats, and fewer than n), holding every colour
-            // below 64: one in 64..=most is free.
-            let most: usize = bucket(head[j], &link).map(|i| p.row(i).len()).sum();
-            let most = most.min(p.cols() - 1);
-            forbidden.resize(forbidden.len().max(most + 1), END);
-            for i in bucket(head[j], &link) {
-                for &k in p.row(i) {
-                    if let Some(f) = forbidden.get_mut(colour[k]) {
-                        *f = j;
-                    }
-                }
-            }
-            (64..=most)
-                .find(|&c| forbidden[c] != j)
-                .expect("a free colour up to most")
+            beyond_64(p, rows, &colour, j, &mut forbidden)
         };
         colour[j] = c;
-        // Each row of j moves on to the bucket of its next column.
-        let mut i = head[j];
-        while i != END {
-            let after = link[i];
-            if c < 64 {
-                used[i] |= 1 << c;
+        if c < 64 {
+            for &i in rows {
+                used[i as usize] |= 1 << c;
             }
-            next[i] += 1;
-            if next[i] < offsets[i + 1] {
-                let k = indices[next[i]];
-                (link[i], head[k]) = (head[k], i);
-            }
-            i = after;
         }
     }
     colour
 }
 
-/// The end of a bucket's list of rows.
-const END: usize = usize::MAX;
+/// The least colour from 64 up that no neighbour of column j (through its `rows`) has, when
+/// they hold every colour below 64. Out of line: the usual path is the masks'.
+#[cold]
+#[inline(never)]
+fn beyond_64(
+    p: &Pattern,
+    rows: &[u32],
+    colour: &[usize],
+    j: usize,
+    forbidden: &mut Vec<usize>,
+) -> usize {
+    // At most `most` neighbours (with repeats, and fewer than n), holding every colour below
+    // 64: one in 64..=most is free.
+    let most: usize = rows.iter().map(|&i| p.row(i as usize).len()).sum();
+    let most = most.min(p.cols() - 1);
+    forbidden.resize(forbidden.len().max(most + 1), usize::MAX);
+    for &i in rows {
+        for &k in p.row(i as usize) {
+            if let Some(f) = forbidden.get_mut(colour[k]) {
+                *f = j;
+            }
+        }
+    }
+    (64..=most)
+        .find(|&c| forbidden[c] != j)
+        .expect("a free colour up to most")
+}
 
-/// The rows in a bucket: from `first` along `link`.
-fn bucket(first: usize, link: &[usize]) -> impl Iterator<Item = usize> + '_ {
-    std::iter::successors((first != END).then_some(first), |&i| {
-        (link[i] != END).then_some(link[i])
-    })
+/// The rows of each column, `rows[starts[j]..starts[j + 1]]` in increasing order (the
+/// transpose's structure, by a counting sort; `u32`, as the tape's indices).
+fn rows_of_columns(p: &Pattern) -> (Vec<u32>, Vec<u32>) {
+    let mut starts = vec![0u32; p.cols() + 1];
+    for &j in p.indices() {
+        starts[j + 1] += 1;
+    }
+    for j in 0..p.cols() {
+        starts[j + 1] += starts[j];
+    }
+    let mut next = starts.clone();
+    let mut rows = vec![0u32; p.indices().len()];
+    for i in 0..p.rows() {
+        for &j in p.row(i) {
+            rows[next[j] as usize] = i as u32;
+            next[j] += 1;
+        }
+    }
+    (starts, rows)
 }
 
 /// The neighbours of column `j` (columns sharing a row with it), each once, into `out`.
