@@ -13,8 +13,9 @@
 //!
 //! So each edge gets a *level*: one more than the level of the last term added to `v̄` and of
 //! the last term added to `ū`. Edges of one level read only finished adjoints and write
-//! distinct ones, so they are independent; the sweep runs the levels in order, each as three
-//! flat loops (weighted edges, `+1` edges, `−1` edges) that the processor overlaps freely.
+//! distinct ones, so they are independent; the sweep runs the levels in order, each as four
+//! flat loops (weighted edges, weighted edges subtracted (see below), `+1` edges, `−1` edges)
+//! that the processor overlaps freely.
 //!
 //! Levels are assigned within windows of [`WINDOW`] nodes, the plain sweep's order between
 //! windows: the adjoints a window touches stay in cache, and a sweep whose last seed lies
