@@ -57,8 +57,9 @@ pub(crate) struct Schedule {
     /// Nodes of the recording, and its weighted edges.
     nodes: usize,
     partials: usize,
-    /// Per level, where its edges begin in `weighted`, `weighted_neg`, `plus` and `minus`;
-    /// one more entry marks their ends.
+    /// Per level, where its edges of each kind begin: the two weighted kinds in `weighted`
+    /// (the negated after the others, up to the next level's first), `+1` in `plus`, `−1` in
+    /// `minus`; one more entry marks their ends.
     levels: Vec<[u32; KINDS]>,
     /// Per level, one more than the highest node its edges touch: the adjoints it needs.
     reach: Vec<u32>,
@@ -66,25 +67,42 @@ pub(crate) struct Schedule {
     windows: Vec<u32>,
     needs: Vec<u32>,
     /// Weighted edges `v → u` (as `v | u << 32`), the term `ū += partial[k] · v̄`, and their
-    /// `k`; then those of a bypassed node whose alias is negated: `ū −= partial[k] · v̄`.
+    /// `k`; and those of a bypassed node whose alias is negated, `ū −= partial[k] · v̄`.
     weighted: Vec<u64>,
     edge: Vec<u32>,
-    weighted_neg: Vec<u64>,
-    edge_neg: Vec<u32>,
     /// Unit edges `v → u` with the partial `+1`, and with `−1`.
     plus: Vec<u64>,
     minus: Vec<u64>,
-    /// Per node, [`NOT_BYPASSED`] or its alias: the node whose adjoint its edges read (and
-    /// [`NEG`] if negated).
-    alias: Vec<u32>,
-    /// The bypassed nodes, last first, as `u | alias << 32`.
+    /// The bypassed nodes, last first, as `u | alias << 32`: the alias is the node whose
+    /// adjoint their edges read (and [`NEG`] if negated). No array per node: a fresh one per
+    /// recording took more in page faults than the rest of the schedule.
     bypassed: Vec<u64>,
+}
+
+/// The arrays go back to the thread's buffers (as a tape's do): freed, they could leave the
+/// allocator a free top of the heap to hand back to the system, whose pages the next
+/// recording's schedule then faulted in again (a third of its time, Rosenbrock n = 10⁴).
+impl Drop for Schedule {
+    fn drop(&mut self) {
+        memory::give(core::mem::take(&mut self.weighted));
+        memory::give(core::mem::take(&mut self.edge));
+        memory::give(core::mem::take(&mut self.plus));
+        memory::give(core::mem::take(&mut self.minus));
+        memory::give(core::mem::take(&mut self.bypassed));
+    }
+}
+
+/// A buffer of `len` zeros, from those this thread keeps.
+fn pooled<X: Copy + Default + 'static>(len: usize) -> Vec<X> {
+    let mut v: Vec<X> = memory::take();
+    v.resize(len, X::default());
+    v
 }
 
 /// The kinds of edges: weighted, weighted read negated, `+1`, `−1`.
 const KINDS: usize = 4;
 
-/// In [`Schedule::alias`]: the node is swept as recorded.
+/// While the schedule is built, a node without an alias: swept as recorded.
 const NOT_BYPASSED: u32 = u32::MAX;
 
 /// An edge `v → u` as one `u64`.
@@ -215,7 +233,8 @@ impl Schedule {
                 *r = (*r + 1).min(2);
             }
         }
-        let mut alias = vec![NOT_BYPASSED; n];
+        let mut alias: Vec<u32> = memory::take();
+        alias.resize(n, NOT_BYPASSED);
         let (mut last, mut edge_level): (Vec<u32>, Vec<u32>) = (memory::take(), memory::take());
         last.resize(n, 0);
         let mut levels = Levels {
@@ -250,13 +269,20 @@ impl Schedule {
         let top = levels.counts.len();
         let mut starts = vec![[0u32; KINDS]; top + 1];
         for (t, c) in levels.counts.iter().enumerate() {
-            starts[t + 1] = core::array::from_fn(|k| starts[t][k] + c[k]);
+            // The negated weighted edges follow the others in the same array.
+            starts[t][1] = starts[t][0] + c[0];
+            starts[t + 1] = [
+                starts[t][1] + c[1],
+                0,
+                starts[t][2] + c[2],
+                starts[t][3] + c[3],
+            ];
         }
         let mut next = starts.clone();
+        starts[top][1] = starts[top][0];
         let totals = starts[top].map(|c| c as usize);
-        let (mut weighted, mut edge) = (vec![0u64; totals[0]], vec![0u32; totals[0]]);
-        let (mut weighted_neg, mut edge_neg) = (vec![0u64; totals[1]], vec![0u32; totals[1]]);
-        let (mut plus, mut minus) = (vec![0u64; totals[2]], vec![0u64; totals[3]]);
+        let (mut weighted, mut edge) = (pooled(totals[0]), pooled(totals[0]));
+        let (mut plus, mut minus) = (pooled(totals[2]), pooled(totals[3]));
         let mut edge_levels = edge_level.iter().map(|&t| t as usize);
         alias.fill(NOT_BYPASSED);
         each_edge(d, &readers, &mut alias, |_, e| {
@@ -265,8 +291,7 @@ impl Schedule {
             next[t][e.kind] += 1;
             let vu = pair(e.reads, e.operand);
             match e.kind {
-                0 => (weighted[j], edge[j]) = (vu, e.k as u32),
-                1 => (weighted_neg[j], edge_neg[j]) = (vu, e.k as u32),
+                0 | 1 => (weighted[j], edge[j]) = (vu, e.k as u32),
                 2 => plus[j] = vu,
                 _ => minus[j] = vu,
             }
@@ -279,11 +304,14 @@ impl Schedule {
             reach_from[t] = tail;
         }
         let needs = windows.iter().map(|&l| reach_from[l as usize]).collect();
-        let bypassed = (0..n)
-            .rev()
-            .filter(|&u| alias[u] != NOT_BYPASSED)
-            .map(|u| u as u64 | (alias[u] as u64) << 32)
-            .collect();
+        let mut bypassed: Vec<u64> = memory::take();
+        bypassed.extend(
+            (0..n)
+                .rev()
+                .filter(|&u| alias[u] != NOT_BYPASSED)
+                .map(|u| u as u64 | (alias[u] as u64) << 32),
+        );
+        memory::give(alias);
         memory::give(readers);
         memory::give(levels.last);
         memory::give(edge_level);
@@ -296,11 +324,8 @@ impl Schedule {
             needs,
             weighted,
             edge,
-            weighted_neg,
-            edge_neg,
             plus,
             minus,
-            alias,
             bypassed,
         }
     }
@@ -309,14 +334,14 @@ impl Schedule {
     pub fn capacity_bytes(&self) -> usize {
         self.levels.capacity() * 4 * KINDS
             + (self.reach.capacity() + self.windows.capacity() + self.needs.capacity()) * 4
-            + (self.edge.capacity() + self.edge_neg.capacity() + self.alias.capacity()) * 4
-            + (self.weighted.capacity() + self.weighted_neg.capacity()) * 8
+            + self.edge.capacity() * 4
+            + self.weighted.capacity() * 8
             + (self.plus.capacity() + self.minus.capacity() + self.bypassed.capacity()) * 8
     }
 
     /// Whether node `u` is bypassed: its adjoint is not computed by [`sweep`] unless asked for.
     pub fn is_bypassed(&self, u: usize) -> bool {
-        self.alias.get(u).is_some_and(|&a| a != NOT_BYPASSED)
+        self.alias_of(u).is_some()
     }
 
     /// The first bypassed node (`usize::MAX` if none): the nodes before it are all swept.
@@ -329,10 +354,17 @@ impl Schedule {
     /// The adjoint of node `u` after [`sweep`] left `adj` (without the bypassed nodes'), if
     /// `u` is bypassed: `0 ± v̄` of its alias, the bits the plain sweep gives it.
     pub fn alias(&self, u: usize, adj: &[f64]) -> Option<f64> {
-        match *self.alias.get(u)? {
-            NOT_BYPASSED => None,
-            a => Some(aliased(a, adj)),
-        }
+        self.alias_of(u).map(|a| aliased(a, adj))
+    }
+
+    /// Node `u`'s alias, if it is bypassed (a binary search: asked for seeds, and for the
+    /// adjoints asked for from the first bypassed node on).
+    fn alias_of(&self, u: usize) -> Option<u32> {
+        let k = self
+            .bypassed
+            .binary_search_by(|&ua| (u as u32).cmp(&(ua as u32)))
+            .ok()?;
+        Some((self.bypassed[k] >> 32) as u32)
     }
 }
 
@@ -404,14 +436,8 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>, fill: boo
             };
             // Four edges per turn of each loop (the edges of a level are independent): about 9%
             // of the sweep's time on Rosenbrock (alternated runs).
-            for (weighted, edge, neg) in [
-                (&s.weighted[from[0]..to[0]], &s.edge[from[0]..to[0]], false),
-                (
-                    &s.weighted_neg[from[1]..to[1]],
-                    &s.edge_neg[from[1]..to[1]],
-                    true,
-                ),
-            ] {
+            for (range, neg) in [(from[0]..from[1], false), (from[1]..to[0], true)] {
+                let (weighted, edge) = (&s.weighted[range.clone()], &s.edge[range]);
                 let (mut vus, mut ks) = (weighted.chunks_exact(4), edge.chunks_exact(4));
                 for (vu, k) in (&mut vus).zip(&mut ks) {
                     for i in 0..4 {
@@ -489,8 +515,9 @@ mod tests {
             .with_data(|d| d.schedule().cloned())
             .expect("a schedule");
         assert_eq!(s.bypassed.len(), 2 * 4);
-        let swept = s.weighted.len() + s.weighted_neg.len() + s.plus.len() + s.minus.len();
-        assert_eq!((swept, s.weighted_neg.len()), (2 * 6, 2));
+        let swept = s.weighted.len() + s.plus.len() + s.minus.len();
+        let negated: u32 = s.levels.windows(2).map(|l| l[1][0] - l[0][1]).sum();
+        assert_eq!((swept, negated), (2 * 6, 2));
         // With aᵢ = 1 − xᵢ and bᵢ = xᵢ₊₁ − xᵢ² (a = (0.5, −1), b = (1.75, −5)): ∂/∂x₀ =
         // −2a₀ − 400·x₀·b₀, ∂/∂x₁ = 200·b₀ − 2a₁ − 400·x₁·b₁, ∂/∂x₂ = 200·b₁.
         let g = rec.sweep_wrt(&[(y, 1.0)], &x);
