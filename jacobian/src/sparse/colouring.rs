@@ -100,6 +100,10 @@ impl Colouring {
 /// however it is done). The other orders count each column's neighbours first, O(Σ over
 /// nonzeros of their row's length), and [`Order::SmallestLast`] keeps them, as many as that
 /// sum.
+///
+/// # Panics
+///
+/// For a pattern of 2³² rows or nonzeros or more (32-bit indices, as a tape's).
 pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
     let t = std::cell::OnceCell::new();
     colour_columns_with(p, || t.get_or_init(|| p.transpose()), order)
@@ -147,6 +151,10 @@ pub(crate) fn colour_columns_with<'a>(
 /// assert!(c.is_valid_for_rows(&p));
 /// # Ok::<(), jacobian::Error>(())
 /// ```
+///
+/// # Panics
+///
+/// As [`colour_columns`], for 2³² columns or nonzeros or more.
 pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
     let t = p.transpose();
     colour_columns_with(&t, || p, order)
@@ -222,6 +230,13 @@ fn beyond_64(
 /// The rows of each column, `rows[starts[j]..starts[j + 1]]` in increasing order (the
 /// transpose's structure, by a counting sort; `u32`, as the tape's indices).
 fn rows_of_columns(p: &Pattern) -> (Vec<u32>, Vec<u32>) {
+    assert!(
+        p.indices().len() <= u32::MAX as usize && p.rows() <= u32::MAX as usize,
+        "colouring a pattern of {} rows and {} nonzeros: at most 2³² − 1 of each (a tape's \
+         indices are 32-bit too)",
+        p.rows(),
+        p.indices().len()
+    );
     let mut starts = vec![0u32; p.cols() + 1];
     for &j in p.indices() {
         starts[j + 1] += 1;
