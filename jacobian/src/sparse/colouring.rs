@@ -106,27 +106,33 @@ impl Colouring {
 /// For a pattern of 2³² rows or nonzeros or more (32-bit indices, as a tape's).
 pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
     let t = std::cell::OnceCell::new();
-    colour_columns_with(p, || t.get_or_init(|| p.transpose()), order)
+    colour_columns_with(p, None, || t.get_or_init(|| p.transpose()), order)
 }
 
-/// [`colour_columns`] of `p`, with its transpose made by `transpose` only if `order` needs it
-/// (the drivers colour both ways and keep it).
+/// [`colour_columns`] of `p`, given its transpose if it is `at_hand` (a row colouring's, or
+/// one a driver keeps), else made by `make` only if `order` needs it: the natural order's
+/// greedy colouring then sorts the rows of each column itself, more cheaply.
 pub(crate) fn colour_columns_with<'a>(
     p: &Pattern,
-    transpose: impl FnOnce() -> &'a Pattern,
+    at_hand: Option<&'a Pattern>,
+    make: impl FnOnce() -> &'a Pattern,
     order: Order,
 ) -> Colouring {
-    let visit = match order {
-        Order::Natural => None,
+    let (visit, t) = match order {
+        Order::Natural => (None, at_hand),
         Order::LargestFirst => {
-            let degree = degrees(p, transpose());
+            let t = at_hand.unwrap_or_else(make);
+            let degree = degrees(p, t);
             let mut v: Vec<usize> = (0..p.cols()).collect();
             v.sort_by_key(|&j| Reverse(degree[j]));
-            Some(v)
+            (Some(v), Some(t))
         }
-        Order::SmallestLast => Some(smallest_last(p, transpose())),
+        Order::SmallestLast => {
+            let t = at_hand.unwrap_or_else(make);
+            (Some(smallest_last(p, t)), Some(t))
+        }
     };
-    let colours = greedy(p, visit.as_deref());
+    let colours = greedy(p, t, visit.as_deref());
     let count = colours.iter().map(|&c| c + 1).max().unwrap_or(0);
     Colouring {
         colours,
@@ -157,7 +163,7 @@ pub(crate) fn colour_columns_with<'a>(
 /// As [`colour_columns`], for 2³² columns or nonzeros or more.
 pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
     let t = p.transpose();
-    colour_columns_with(&t, || p, order)
+    colour_columns_with(&t, Some(p), || p, order)
 }
 
 /// The greedy colouring: each column in turn, in the order `visit` (natural if `None`), takes
@@ -165,34 +171,47 @@ pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
 ///
 /// Each row keeps a mask of the colours below 64 its coloured columns hold, so column j's
 /// forbidden colours are the union of its rows' masks: O(nonzeros) in all, through the rows of
-/// each column ([`rows_of_columns`]). A column whose rows already hold all 64 goes the long
-/// way, through its neighbours, for a colour from 64 up.
-fn greedy(p: &Pattern, visit: Option<&[usize]>) -> Vec<usize> {
-    match visit {
-        Some(v) => greedy_in(p, v.iter().copied()),
-        None => greedy_in(p, 0..p.cols()),
+/// each column (the transpose `t`'s, or [`rows_of_columns`] without one). A column whose rows
+/// already hold all 64 goes the long way, through its neighbours, for a colour from 64 up.
+fn greedy(p: &Pattern, t: Option<&Pattern>, visit: Option<&[usize]>) -> Vec<usize> {
+    match (t, visit) {
+        (Some(t), Some(v)) => greedy_in(p, |j| t.row(j), v.iter().copied()),
+        (Some(t), None) => greedy_in(p, |j| t.row(j), 0..p.cols()),
+        (None, visit) => {
+            let (starts, rows) = rows_of_columns(p);
+            let rows_of = |j: usize| &rows[starts[j] as usize..starts[j + 1] as usize];
+            match visit {
+                Some(v) => greedy_in(p, rows_of, v.iter().copied()),
+                None => greedy_in(p, rows_of, 0..p.cols()),
+            }
+        }
     }
 }
 
-/// [`greedy`] visiting the columns in `order` (a loop of its own for each kind of order).
-fn greedy_in(p: &Pattern, order: impl Iterator<Item = usize>) -> Vec<usize> {
-    let (starts, rows) = rows_of_columns(p);
+/// [`greedy`] visiting the columns in `order`, column j's rows being `rows_of(j)` (a loop of
+/// its own for each kind of order and of index).
+fn greedy_in<'r, I: Copy + TryInto<usize> + 'r>(
+    p: &Pattern,
+    rows_of: impl Fn(usize) -> &'r [I],
+    order: impl Iterator<Item = usize>,
+) -> Vec<usize> {
+    let row = |i: I| i.try_into().ok().expect("a row index fits in usize");
     let mut colour = vec![usize::MAX; p.cols()];
     let mut used = vec![0u64; p.rows()];
     // forbidden[c] == j: colour c is taken by a neighbour of column j (beyond 64 colours).
     let mut forbidden = Vec::new();
     for j in order {
-        let rows = &rows[starts[j] as usize..starts[j + 1] as usize];
-        let taken = rows.iter().fold(0, |t, &i| t | used[i as usize]);
+        let rows = rows_of(j);
+        let taken = rows.iter().fold(0, |t, &i| t | used[row(i)]);
         let c = if taken != u64::MAX {
             taken.trailing_ones() as usize
         } else {
-            beyond_64(p, rows, &colour, j, &mut forbidden)
+            beyond_64(p, rows.iter().map(|&i| row(i)), &colour, j, &mut forbidden)
         };
         colour[j] = c;
         if c < 64 {
             for &i in rows {
-                used[i as usize] |= 1 << c;
+                used[row(i)] |= 1 << c;
             }
         }
     }
@@ -205,18 +224,18 @@ fn greedy_in(p: &Pattern, order: impl Iterator<Item = usize>) -> Vec<usize> {
 #[inline(never)]
 fn beyond_64(
     p: &Pattern,
-    rows: &[u32],
+    rows: impl Iterator<Item = usize> + Clone,
     colour: &[usize],
     j: usize,
     forbidden: &mut Vec<usize>,
 ) -> usize {
     // At most `most` neighbours (with repeats, and fewer than n), holding every colour below
     // 64: one in 64..=most is free.
-    let most: usize = rows.iter().map(|&i| p.row(i as usize).len()).sum();
+    let most: usize = rows.clone().map(|i| p.row(i).len()).sum();
     let most = most.min(p.cols() - 1);
     forbidden.resize(forbidden.len().max(most + 1), usize::MAX);
-    for &i in rows {
-        for &k in p.row(i as usize) {
+    for i in rows {
+        for &k in p.row(i) {
             if let Some(f) = forbidden.get_mut(colour[k]) {
                 *f = j;
             }

@@ -127,8 +127,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         let t = || transpose.get_or_init(|| p.transpose());
         let order = self.options.order;
         let bounds = (p.max_row_len(), p.max_col_len());
-        let colour_columns = || colour_columns_with(&p, t, order);
-        let colour_rows = || colour_columns_with(t(), || &p, order);
+        let colour_columns = || colour_columns_with(&p, transpose.get(), t, order);
+        let colour_rows = || colour_columns_with(t(), Some(&p), || &p, order);
         let (mut columns, mut rows) = (None, None);
         match self.options.mode {
             Mode::Forward => columns = Some(colour_columns()),
@@ -270,13 +270,13 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             Strategy::Columns => {
                 let c = self
                     .columns
-                    .get_or_insert_with(|| colour_columns_with(p, t, order));
+                    .get_or_insert_with(|| colour_columns_with(p, transpose.get(), t, order));
                 self.plan.column_colours = Some(c.count);
             }
             Strategy::Rows => {
                 let c = self
                     .rows
-                    .get_or_insert_with(|| colour_columns_with(t(), || p, order));
+                    .get_or_insert_with(|| colour_columns_with(t(), Some(p), || p, order));
                 self.plan.row_colours = Some(c.count);
             }
             _ => {}
