@@ -143,6 +143,80 @@ proptest! {
     }
 }
 
+/// A loop over the inputs, as Rosenbrock's terms are: a generated `body` run on each window of
+/// `body.n` inputs (with `carry`, the first replaced by the last turn's first result), the
+/// turns' results summed. Without a carry the recording repeats one block of nodes at constant
+/// strides, which re-evaluation runs as loops that compute each node's operands instead of
+/// loading them; with one, each turn waits for the turn before.
+#[derive(Clone, Debug)]
+struct Looped {
+    body: Program,
+    carry: bool,
+}
+
+impl Function for Looped {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let mut turns: Vec<T> = Vec::new();
+        let mut last: Option<T> = None;
+        for w in x.windows(self.body.n) {
+            let mut w = w.to_vec();
+            if let (true, Some(l)) = (self.carry, last) {
+                w[0] = l;
+            }
+            let out = self.body.eval(&w);
+            last = Some(out[0]);
+            turns.extend(out);
+        }
+        vec![turns.iter().copied().sum(), turns[turns.len() / 2]]
+    }
+}
+
+/// Loops of 8 to 40 turns with a recording point and a new point.
+fn looped() -> impl Strategy<Value = (Looped, Vec<f64>, Vec<f64>)> {
+    (program(), 8..40usize, any::<bool>(), 0..3usize)
+        .prop_flat_map(|((body, _), turns, carry, near)| {
+            let n = body.n + turns - 1;
+            let points = prop::collection::vec(crate::common::input(), 2 * n);
+            (Just(Looped { body, carry }), points, Just(near))
+        })
+        .prop_map(|(f, points, near)| {
+            let n = points.len() / 2;
+            let x0 = points[..n].to_vec();
+            let x1 = (x0.iter().zip(&points[n..]))
+                .map(|(a, b)| if near == 0 { *b } else { a + 1e-3 * b })
+                .collect();
+            (f, x0, x1)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Re-evaluated at a new point, a loop's recording gives bit for bit the values and
+    /// gradients of a fresh recording there (or refuses with a guard, staying where it was).
+    #[test]
+    fn replayed_loops_equal_fresh_recordings((f, x0, x1) in looped()) {
+        let tape = Tape::replayable();
+        let xs = tape.vars(&x0);
+        let ys = f.eval(&xs);
+        let mut rec = tape.finish();
+        let read = |rec: &reverse::Recording| {
+            let values = ys.iter().map(|&y| rec.value(y)).collect();
+            let grads = ys.iter().map(|&y| rec.gradient(y).wrt_all(&xs)).collect();
+            (values, grads)
+        };
+        match rec.reevaluate(&x1) {
+            Ok(()) => prop_assert!(same(&read(&rec), &fresh(&f, &x1)), "replayed at {x1:?}"),
+            Err(ReplayError::Guard(g)) => {
+                prop_assert!(same(&read(&rec), &fresh(&f, &x0)), "left at x0 after {g}");
+            }
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+        prop_assert!(rec.reevaluate(&x0).is_ok());
+        prop_assert!(same(&read(&rec), &fresh(&f, &x0)));
+    }
+}
+
 /// Replays at many points near the recording: nearly all succeed and match.
 #[test]
 fn replays_many_points_of_one_recording() {

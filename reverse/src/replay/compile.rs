@@ -14,6 +14,13 @@
 //!
 //! Levels are counted within windows of [`WINDOW`] nodes, windows in recording order, so that
 //! the values a group reads stay in cache on long recordings.
+//!
+//! A group's nodes are often the turns of a loop that the recording unrolled (Rosenbrock's
+//! terms, a layer's units): each node's operands, first edge and own index are the last one's
+//! plus a constant step. A *run* of at least [`RUN`] such nodes is a group of its own with its
+//! step ([`Group::step`]); its loop computes each node's indices instead of loading them and
+//! checks the run's two ends against the arrays instead of every index, since an index that
+//! steps evenly lies between its first and last values.
 
 use super::ReplayError;
 use super::op_code::OpCode;
@@ -89,7 +96,7 @@ impl Kernel {
 /// Kept as two `u64`s: the loops seem bound by the processor's memory operations, and two
 /// loads per node instead of four took about 4% off the re-evaluation (Rosenbrock n = 1000,
 /// alternated runs).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Code {
     /// `a | b << 32`
     ab: u64,
@@ -112,6 +119,32 @@ impl Code {
         let low = |x: u64| x as u32 as usize;
         (low(ab), (ab >> 32) as usize, low(en), (en >> 32) as usize)
     }
+
+    /// What each of `(a, b, e, node)` adds from `self` to `next`.
+    fn step_to(self, next: Code) -> [i64; 4] {
+        let (p, q) = (self.parts(), next.parts());
+        let d = |q: usize, p: usize| q as i64 - p as i64;
+        [d(q.0, p.0), d(q.1, p.1), d(q.2, p.2), d(q.3, p.3)]
+    }
+
+    /// A step of [`Code::step_to`] as a code: added to a code with [`Code::add`], it adds to
+    /// each part (each part staying within its 32 bits, the sum of the packed words is exact).
+    fn packed([a, b, e, node]: [i64; 4]) -> Code {
+        let pack = |lo: i64, hi: i64| (lo as u64).wrapping_add((hi as u64) << 32);
+        Code {
+            ab: pack(a, b),
+            en: pack(e, node),
+        }
+    }
+
+    /// The code `step` further on.
+    #[inline(always)]
+    pub fn add(self, step: Code) -> Code {
+        Code {
+            ab: self.ab.wrapping_add(step.ab),
+            en: self.en.wrapping_add(step.en),
+        }
+    }
 }
 
 /// Nodes evaluated by one loop: one kernel, operation and form (and, for a user's rule, the
@@ -125,6 +158,9 @@ pub(super) struct Group {
     /// Its nodes: `code[start..end]`.
     pub start: u32,
     pub end: u32,
+    /// If each node's `(a, b, e, node)` is the one before it plus this step (the recording of
+    /// a loop, as Rosenbrock's terms are): the loop computes its codes instead of loading them.
+    pub step: Option<Code>,
 }
 
 /// The program prepared for re-evaluation.
@@ -282,6 +318,7 @@ impl<T: Op> Program<T> {
                     rule,
                     start: k as u32,
                     end: k as u32,
+                    step: None,
                 });
             }
             groups.last_mut().expect("pushed above").end = k as u32 + 1;
@@ -289,6 +326,7 @@ impl<T: Op> Program<T> {
         memory::give(level);
         memory::give(kind);
         memory::give(order);
+        let groups = with_runs(&code, groups);
         let inputs: Vec<u32> = (0..n as u32)
             .filter(|&i| self.forms[i as usize] == Form::Input)
             .collect();
@@ -308,5 +346,128 @@ impl<T: Op> Program<T> {
             schedule: (TypeId::of::<T>() == TypeId::of::<f64>()).then(|| Schedule::of(d)),
         });
         Ok(())
+    }
+}
+
+/// The shortest run of nodes with one step (see [`Group::step`]) given a loop of its own: a
+/// group's loop costs a dispatch, and a recording without loops would otherwise be cut into
+/// runs of two.
+const RUN: usize = 8;
+
+/// `groups` with each run of at least [`RUN`] nodes whose codes step by one amount made a group
+/// of its own (nodes of one group are independent, so any split of a group is as good).
+fn with_runs(code: &[Code], groups: Vec<Group>) -> Vec<Group> {
+    let mut out = Vec::with_capacity(groups.len());
+    for g in groups {
+        let (mut k, end) = (g.start as usize, g.end as usize);
+        // The start of the nodes before `k` not yet in a group.
+        let mut loose = k;
+        while k + 1 < end {
+            let step = code[k].step_to(code[k + 1]);
+            let mut j = k + 2;
+            while j < end && code[j - 1].step_to(code[j]) == step {
+                j += 1;
+            }
+            if j - k >= RUN {
+                if loose < k {
+                    out.push(Group { end: k as u32, ..g }.from(loose));
+                }
+                out.push(
+                    Group {
+                        end: j as u32,
+                        step: Some(Code::packed(step)),
+                        ..g
+                    }
+                    .from(k),
+                );
+                loose = j;
+                k = j;
+            } else {
+                // The run's last node may begin the next.
+                k = j - 1;
+            }
+        }
+        if loose < end {
+            out.push(g.from(loose));
+        }
+    }
+    out
+}
+
+impl Group {
+    /// The group from its node `code[start]` on.
+    fn from(self, start: usize) -> Group {
+        Group {
+            start: start as u32,
+            ..self
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Tape, Var};
+
+    /// Rosenbrock's terms side by side: each of a window's groups is one run (the first term
+    /// that a window cuts makes groups of one node of its own), and every run's stored codes
+    /// are its first plus its step, as the unchecked loops of `eval` assume.
+    #[test]
+    fn a_loop_is_compiled_into_runs_whose_codes_follow_their_step() {
+        let x0: Vec<f64> = (0..1000).map(|i| 0.5 + 0.01 * (i % 100) as f64).collect();
+        let tape = Tape::replayable();
+        let x = tape.vars(&x0);
+        let _: Var = x
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (w[0].sub_from(1.0), w[1] - w[0] * w[0]);
+                a * a + (b * b).scale(100.0)
+            })
+            .sum();
+        let mut rec = tape.finish();
+        rec.reevaluate(&x0).unwrap();
+        rec.with_data(|d| {
+            let c = d.program.as_ref().unwrap().compiled.as_ref().unwrap();
+            let mut in_runs = 0;
+            for g in &c.groups {
+                let codes = &c.code[g.start as usize..g.end as usize];
+                if let Some(step) = g.step {
+                    assert!(codes.len() >= RUN);
+                    assert!(codes.windows(2).all(|w| w[0].add(step) == w[1]));
+                    in_runs += codes.len();
+                }
+            }
+            // 7 nodes per term and the sum; out of runs, the sum and the 5 nodes of the term
+            // cut by the window's end that fall in the second window (a group of one each).
+            assert_eq!((c.code.len(), in_runs), (7 * 999 + 1, 7 * 999 - 5));
+        });
+    }
+
+    /// Codes one step apart, with steps of every sign, give that step back, and a run splits
+    /// where the step changes.
+    #[test]
+    fn runs_split_where_the_step_changes() {
+        let code = |k: u32| Code::new(100 - k, 3 * k, 7, 2 * k + 1);
+        let mut codes: Vec<Code> = (0..20).map(code).collect();
+        codes[12] = Code::new(0, 0, 0, 0); // breaks the run after node 11
+        assert_eq!(codes[0].step_to(codes[1]), [3, 0, 2, -1]);
+        let group = Group {
+            kernel: Kernel::Add,
+            op: OpCode::Add,
+            form: Form::Value,
+            rule: 0,
+            start: 0,
+            end: codes.len() as u32,
+            step: None,
+        };
+        let runs = with_runs(&codes, vec![group]);
+        let spans: Vec<_> = runs
+            .iter()
+            .map(|g| (g.start, g.end, g.step.is_some()))
+            .collect();
+        // 0..12 one run; 12 and 13 loose; 13..20 too short to be one (7 < RUN).
+        assert_eq!(spans, [(0, 12, true), (12, 20, false)]);
+        let step = runs[0].step.unwrap();
+        assert!(codes[..12].windows(2).all(|w| w[0].add(step) == w[1]));
     }
 }
