@@ -140,9 +140,16 @@ impl Code {
     /// The code `step` further on.
     #[inline(always)]
     pub fn add(self, step: Code) -> Code {
+        self.add_times(step, 1)
+    }
+
+    /// The code `times` steps further on.
+    #[inline(always)]
+    pub fn add_times(self, step: Code, times: usize) -> Code {
+        let times = times as u64;
         Code {
-            ab: self.ab.wrapping_add(step.ab),
-            en: self.en.wrapping_add(step.en),
+            ab: self.ab.wrapping_add(step.ab.wrapping_mul(times)),
+            en: self.en.wrapping_add(step.en.wrapping_mul(times)),
         }
     }
 }

@@ -164,7 +164,9 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                     // before plus the step, computed instead of loaded, and no index is
                     // checked: the check of the run's ends covers it. Together about a fifth
                     // of the time of Rosenbrock's re-evaluation; either alone, 2% or 5%.
-                    Some(step) if run_in_bounds(nodes, values.len(), partial.len(), $width) => {
+                    Some(step)
+                        if run_in_bounds(nodes, step, values.len(), partial.len(), $width) =>
+                    {
                         // SAFETY: `get!` reads `$a` or `$b`, `set!` writes `values[node]` or
                         // `partial[$e + k]` with k < `$width`, of codes from `nodes[0]` on,
                         // each the one before plus `step`. `Compiled` makes a run only where
@@ -347,7 +349,20 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
 /// within `values` and `width` partials from `e` on within `partials` (`e` is another array's
 /// index where a node writes no partial), given that each part of its codes steps by one
 /// amount: each then lies between its first and last values.
-fn run_in_bounds(run: &[Code], values: usize, partials: usize, width: usize) -> bool {
+///
+/// The run's last code is checked to be its first plus its steps first (the construction of
+/// the run, which the loop relies on, checked where it is used; a run that failed it would be
+/// evaluated from its stored codes).
+fn run_in_bounds(run: &[Code], step: Code, values: usize, partials: usize, width: usize) -> bool {
+    let last = run[0].add_times(step, run.len() - 1);
+    debug_assert_eq!(
+        last,
+        run[run.len() - 1],
+        "a run's last code not its first plus its steps"
+    );
+    if last != run[run.len() - 1] {
+        return false;
+    }
     let (first, last) = (run[0].parts(), run[run.len() - 1].parts());
     let top = |x: usize, y: usize| x.max(y);
     top(first.0, last.0) < values

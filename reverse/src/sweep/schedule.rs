@@ -34,10 +34,15 @@
 //! written after the sweep when every adjoint is asked for, and read through their alias
 //! when only some are ([`Schedule::alias`]).
 //!
+//! *Runs.* The edges of a level of a loop's recording are mostly a few sequences, each edge
+//! the one before plus a constant step; the schedule puts each sequence together
+//! ([`runs`](super::runs)) and the sweep computes its edges instead of loading them.
+//!
 //! Built by a replayable recording's first re-evaluation (where a recording is swept again and
 //! again), in time linear in the edges, and again if a live tape grows and is re-evaluated.
 
 use super::kernel::structural;
+use super::runs::{self, Segment, ends_agree};
 use crate::tape::memory;
 use crate::tape::storage::{Edges, NEG, TapeData};
 
@@ -57,10 +62,11 @@ pub(crate) struct Schedule {
     /// Nodes of the recording, and its weighted edges.
     nodes: usize,
     partials: usize,
-    /// Per level, where its edges of each kind begin: the two weighted kinds in `weighted`
-    /// (the negated after the others, up to the next level's first), `+1` in `plus`, `−1` in
-    /// `minus`; one more entry marks their ends.
-    levels: Vec<[u32; KINDS]>,
+    /// Per level, its first segment (one more entry marks the end): its edges of each kind,
+    /// the two weighted kinds in `weighted`, `+1` in `plus`, `−1` in `minus`, in runs with one
+    /// step where they have them ([`runs`](super::runs)).
+    levels: Vec<u32>,
+    segments: Vec<Segment>,
     /// Per level, one more than the highest node its edges touch: the adjoints it needs.
     reach: Vec<u32>,
     /// Per window, its first level, and the adjoints a sweep starting there needs.
@@ -304,6 +310,34 @@ impl Schedule {
             reach_from[t] = tail;
         }
         let needs = windows.iter().map(|&l| reach_from[l as usize]).collect();
+        // Each level's edges of each kind in segments, runs with one step put together.
+        let (mut firsts, mut segments) = (Vec::with_capacity(top + 1), Vec::new());
+        for t in 0..top {
+            firsts.push(segments.len() as u32);
+            let (from, to) = (
+                starts[t].map(|k| k as usize),
+                starts[t + 1].map(|k| k as usize),
+            );
+            runs::split(
+                0,
+                from[0],
+                from[1],
+                &mut weighted,
+                Some(&mut edge),
+                &mut segments,
+            );
+            runs::split(
+                1,
+                from[1],
+                to[0],
+                &mut weighted,
+                Some(&mut edge),
+                &mut segments,
+            );
+            runs::split(2, from[2], to[2], &mut plus, None, &mut segments);
+            runs::split(3, from[3], to[3], &mut minus, None, &mut segments);
+        }
+        firsts.push(segments.len() as u32);
         let mut bypassed: Vec<u64> = memory::take();
         bypassed.extend(
             (0..n)
@@ -318,7 +352,8 @@ impl Schedule {
         Schedule {
             nodes: n,
             partials: parent.len(),
-            levels: starts,
+            levels: firsts,
+            segments,
             reach: levels.reach,
             windows,
             needs,
@@ -332,7 +367,8 @@ impl Schedule {
 
     /// Bytes held.
     pub fn capacity_bytes(&self) -> usize {
-        self.levels.capacity() * 4 * KINDS
+        self.levels.capacity() * 4
+            + self.segments.capacity() * size_of::<Segment>()
             + (self.reach.capacity() + self.windows.capacity() + self.needs.capacity()) * 4
             + self.edge.capacity() * 4
             + self.weighted.capacity() * 8
@@ -407,13 +443,15 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>, fill: boo
             s.reach[t] as usize <= adj.len(),
             "a level beyond its window"
         );
-        let (from, to) = (s.levels[t].map(|k| k as usize), s.levels[t + 1]);
-        let to = to.map(|k| k as usize);
         // SAFETY: every `v` and `u` of level `t` is below `reach[t]` ≤ `adj.len()`, and every
         // `k` below the number of weighted edges of the tape the schedule was built from
         // (`Schedule::of` takes them from its edges), which is `partial.len()`: both checked
-        // above. The debug assertions check each index in every test. Measured on Rosenbrock
-        // n = 1000: 8% of the sweep's time (alternated runs of a scratch harness).
+        // above. A run's edges are computed, not loaded, each the one before plus the run's
+        // step, which `runs::split` found between every two of its stored edges: the same
+        // edges. The debug assertions check each index, and each computed edge against the
+        // stored one, in every test. Measured on Rosenbrock n = 1000: the unchecked indices
+        // 8% of the sweep's time, the computed edges 10% (alternated runs of a scratch
+        // harness).
         let adj_len = adj.len();
         #[allow(unsafe_code)]
         unsafe {
@@ -434,28 +472,67 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>, fill: boo
                     *adj.get_unchecked_mut(u) += x;
                 }
             };
-            // Four edges per turn of each loop (the edges of a level are independent): about 9%
-            // of the sweep's time on Rosenbrock (alternated runs).
-            for (range, neg) in [(from[0]..from[1], false), (from[1]..to[0], true)] {
-                let (weighted, edge) = (&s.weighted[range.clone()], &s.edge[range]);
-                let (mut vus, mut ks) = (weighted.chunks_exact(4), edge.chunks_exact(4));
-                for (vu, k) in (&mut vus).zip(&mut ks) {
-                    for i in 0..4 {
-                        weighted_term(adj, vu[i], k[i], neg);
-                    }
+            let unit_term = |adj: &mut [f64], vu: u64, neg: bool| {
+                let (v, u) = nodes(vu);
+                let a = *adj.get_unchecked(v);
+                if neg {
+                    *adj.get_unchecked_mut(u) -= a;
+                } else {
+                    *adj.get_unchecked_mut(u) += a;
                 }
-                for (&vu, &k) in vus.remainder().iter().zip(ks.remainder()) {
-                    weighted_term(adj, vu, k, neg);
+            };
+            // A segment's edges, `$neg` a literal so that each loop is compiled for its sign.
+            macro_rules! weighted {
+                ($seg:expr, $neg:literal) => {{
+                    let r = $seg.start as usize..$seg.end as usize;
+                    match $seg.step.filter(|&step| {
+                        ends_agree(&s.weighted[r.clone()], Some(&s.edge[r.clone()]), step)
+                    }) {
+                        None => {
+                            let (weighted, edge) = (&s.weighted[r.clone()], &s.edge[r]);
+                            in_fours(weighted.len(), |i| {
+                                weighted_term(adj, weighted[i], edge[i], $neg)
+                            });
+                        }
+                        Some((dvu, dk)) => {
+                            let (mut vu, mut k, first) =
+                                (s.weighted[r.start], s.edge[r.start], r.start);
+                            in_fours(r.len(), |i| {
+                                debug_assert_eq!(
+                                    (vu, k),
+                                    (s.weighted[first + i], s.edge[first + i])
+                                );
+                                weighted_term(adj, vu, k, $neg);
+                                (vu, k) = (vu.wrapping_add(dvu), k.wrapping_add(dk));
+                            });
+                        }
+                    }
+                }};
+            }
+            macro_rules! unit {
+                ($seg:expr, $edges:expr, $neg:literal) => {{
+                    let edges = &$edges[$seg.start as usize..$seg.end as usize];
+                    match $seg.step.filter(|&step| ends_agree(edges, None, step)) {
+                        None => in_fours(edges.len(), |i| unit_term(adj, edges[i], $neg)),
+                        Some((dvu, _)) => {
+                            let mut vu = edges[0];
+                            in_fours(edges.len(), |i| {
+                                debug_assert_eq!(vu, edges[i]);
+                                unit_term(adj, vu, $neg);
+                                vu = vu.wrapping_add(dvu);
+                            });
+                        }
+                    }
+                }};
+            }
+            for seg in &s.segments[s.levels[t] as usize..s.levels[t + 1] as usize] {
+                match seg.kind {
+                    0 => weighted!(seg, false),
+                    1 => weighted!(seg, true),
+                    2 => unit!(seg, s.plus, false),
+                    _ => unit!(seg, s.minus, true),
                 }
             }
-            in_fours(&s.plus[from[2]..to[2]], |vu| {
-                let (v, u) = nodes(vu);
-                *adj.get_unchecked_mut(u) += *adj.get_unchecked(v);
-            });
-            in_fours(&s.minus[from[3]..to[3]], |vu| {
-                let (v, u) = nodes(vu);
-                *adj.get_unchecked_mut(u) -= *adj.get_unchecked(v);
-            });
         }
     }
     if fill {
@@ -468,17 +545,17 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>, fill: boo
     adj.truncate(end);
 }
 
-/// `term` on each edge, four per turn of the loop (the edges of a level are independent).
+/// `term(i)` for each `i < len`, four per turn of the loop (the edges of a level are
+/// independent): about 9% of the sweep's time on Rosenbrock (alternated runs).
 #[inline(always)]
-fn in_fours(edges: &[u64], mut term: impl FnMut(u64)) {
-    let mut quads = edges.chunks_exact(4);
-    for q in &mut quads {
-        for &e in q {
-            term(e);
+fn in_fours(len: usize, mut term: impl FnMut(usize)) {
+    for q in 0..len / 4 {
+        for i in 4 * q..4 * q + 4 {
+            term(i);
         }
     }
-    for &e in quads.remainder() {
-        term(e);
+    for i in len / 4 * 4..len {
+        term(i);
     }
 }
 
@@ -491,36 +568,4 @@ fn nan_term(w: f64, a: f64, x: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::Tape;
-
-    /// Rosenbrock's term `(1 − x₀)² + 100·(x₁ − x₀²)²`, summed: of each term's nodes, `x₀²`
-    /// (read once, by the difference), the two squares' sum and its two summands (read once,
-    /// by the sum) are bypassed; 6 of its 10 edges are swept. The gradient keeps its exact
-    /// value.
-    #[test]
-    fn rosenbrock_terms_bypass_four_nodes_and_four_edges() {
-        let tape = Tape::replayable();
-        let x = tape.vars(&[0.5, 2.0, -1.0]);
-        let y: crate::Var = x
-            .windows(2)
-            .map(|w| {
-                let (a, b) = (1.0 - w[0], w[1] - w[0] * w[0]);
-                a * a + b * b * 100.0
-            })
-            .sum();
-        let mut rec = tape.finish();
-        rec.reevaluate(&[0.5, 2.0, -1.0]).unwrap();
-        let s = rec
-            .with_data(|d| d.schedule().cloned())
-            .expect("a schedule");
-        assert_eq!(s.bypassed.len(), 2 * 4);
-        let swept = s.weighted.len() + s.plus.len() + s.minus.len();
-        let negated: u32 = s.levels.windows(2).map(|l| l[1][0] - l[0][1]).sum();
-        assert_eq!((swept, negated), (2 * 6, 2));
-        // With aᵢ = 1 − xᵢ and bᵢ = xᵢ₊₁ − xᵢ² (a = (0.5, −1), b = (1.75, −5)): ∂/∂x₀ =
-        // −2a₀ − 400·x₀·b₀, ∂/∂x₁ = 200·b₀ − 2a₁ − 400·x₁·b₁, ∂/∂x₂ = 200·b₁.
-        let g = rec.sweep_wrt(&[(y, 1.0)], &x);
-        assert_eq!(g, [-1.0 - 350.0, 350.0 + 2.0 + 4000.0, -1000.0]);
-    }
-}
+mod tests;
