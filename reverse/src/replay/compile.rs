@@ -17,7 +17,7 @@
 //!
 //! A group's nodes are often the turns of a loop that the recording unrolled (Rosenbrock's
 //! terms, a layer's units): each node's operands, first edge and own index are the last one's
-//! plus a constant step. A *run* of at least [`RUN`] such nodes is a group of its own with its
+//! plus a constant step. A *run* of at least [`RUN`](runs::RUN) such nodes is a group of its own with its
 //! step ([`Group::step`]); its loop computes each node's indices instead of loading them and
 //! checks the run's two ends against the arrays instead of every index, since an index that
 //! steps evenly lies between its first and last values.
@@ -25,6 +25,7 @@
 use super::ReplayError;
 use super::op_code::OpCode;
 use super::program::{CONST, Form, Program};
+use crate::sweep::runs::{self, Stepped};
 use crate::sweep::schedule::Schedule;
 use crate::tape::memory;
 use crate::tape::storage::{TapeData, UNIT};
@@ -118,23 +119,6 @@ impl Code {
         let (ab, en) = (self.ab, self.en);
         let low = |x: u64| x as u32 as usize;
         (low(ab), (ab >> 32) as usize, low(en), (en >> 32) as usize)
-    }
-
-    /// What each of `(a, b, e, node)` adds from `self` to `next`.
-    fn step_to(self, next: Code) -> [i64; 4] {
-        let (p, q) = (self.parts(), next.parts());
-        let d = |q: usize, p: usize| q as i64 - p as i64;
-        [d(q.0, p.0), d(q.1, p.1), d(q.2, p.2), d(q.3, p.3)]
-    }
-
-    /// A step of [`Code::step_to`] as a code: added to a code with [`Code::add`], it adds to
-    /// each part (each part staying within its 32 bits, the sum of the packed words is exact).
-    fn packed([a, b, e, node]: [i64; 4]) -> Code {
-        let pack = |lo: i64, hi: i64| (lo as u64).wrapping_add((hi as u64) << 32);
-        Code {
-            ab: pack(a, b),
-            en: pack(e, node),
-        }
     }
 
     /// The code `step` further on.
@@ -356,59 +340,39 @@ impl<T: Op> Program<T> {
     }
 }
 
-/// The shortest run of nodes with one step (see [`Group::step`]) given a loop of its own: a
-/// group's loop costs a dispatch, and a recording without loops would otherwise be cut into
-/// runs of two.
-const RUN: usize = 8;
+/// Node `i`'s code is `code[i]`: a run's loop adds the delta of the words.
+impl Stepped for Code {
+    fn delta(self, next: Code) -> Code {
+        Code {
+            ab: next.ab.wrapping_sub(self.ab),
+            en: next.en.wrapping_sub(self.en),
+        }
+    }
+    fn indices(self) -> [u32; 4] {
+        let (a, b, e, node) = self.parts();
+        [a, b, e, node].map(|i| i as u32)
+    }
+}
 
-/// `groups` with each run of at least [`RUN`] nodes whose codes step by one amount made a group
-/// of its own (nodes of one group are independent, so any split of a group is as good).
+/// `groups` with each run of nodes whose codes step evenly (see [`runs`]) made a group of its
+/// own: nodes of one group are independent, so any split of a group is as good.
 fn with_runs(code: &[Code], groups: Vec<Group>) -> Vec<Group> {
     let mut out = Vec::with_capacity(groups.len());
     for g in groups {
-        let (mut k, end) = (g.start as usize, g.end as usize);
-        // The start of the nodes before `k` not yet in a group.
-        let mut loose = k;
-        while k + 1 < end {
-            let step = code[k].step_to(code[k + 1]);
-            let mut j = k + 2;
-            while j < end && code[j - 1].step_to(code[j]) == step {
-                j += 1;
-            }
-            if j - k >= RUN {
-                if loose < k {
-                    out.push(Group { end: k as u32, ..g }.from(loose));
-                }
-                out.push(
-                    Group {
-                        end: j as u32,
-                        step: Some(Code::packed(step)),
-                        ..g
-                    }
-                    .from(k),
-                );
-                loose = j;
-                k = j;
-            } else {
-                // The run's last node may begin the next.
-                k = j - 1;
-            }
-        }
-        if loose < end {
-            out.push(g.from(loose));
-        }
+        runs::longest_runs(
+            |i| code[i],
+            (g.start as usize, g.end as usize),
+            |start, end, run| {
+                out.push(Group {
+                    start: start as u32,
+                    end: end as u32,
+                    step: run.then(|| code[start].delta(code[start + 1])),
+                    ..g
+                })
+            },
+        );
     }
     out
-}
-
-impl Group {
-    /// The group from its node `code[start]` on.
-    fn from(self, start: usize) -> Group {
-        Group {
-            start: start as u32,
-            ..self
-        }
-    }
 }
 
 #[cfg(test)]
@@ -439,7 +403,7 @@ mod tests {
             for g in &c.groups {
                 let codes = &c.code[g.start as usize..g.end as usize];
                 if let Some(step) = g.step {
-                    assert!(codes.len() >= RUN);
+                    assert!(codes.len() >= runs::RUN);
                     assert!(codes.windows(2).all(|w| w[0].add(step) == w[1]));
                     in_runs += codes.len();
                 }
@@ -450,14 +414,13 @@ mod tests {
         });
     }
 
-    /// Codes one step apart, with steps of every sign, give that step back, and a run splits
-    /// where the step changes.
+    /// Codes one step apart, with steps of every sign, make a run that splits where the step
+    /// changes.
     #[test]
     fn runs_split_where_the_step_changes() {
         let code = |k: u32| Code::new(100 - k, 3 * k, 7, 2 * k + 1);
         let mut codes: Vec<Code> = (0..20).map(code).collect();
         codes[12] = Code::new(0, 0, 0, 0); // breaks the run after node 11
-        assert_eq!(codes[0].step_to(codes[1]), [3, 0, 2, -1]);
         let group = Group {
             kernel: Kernel::Add,
             op: OpCode::Add,

@@ -3,7 +3,7 @@
 //! The recording is `Send + Sync`, so the sweeps of one recording can run on several threads.
 
 pub(crate) mod kernel;
-mod runs;
+pub(crate) mod runs;
 pub(crate) mod schedule;
 mod sets;
 

@@ -1,15 +1,88 @@
-//! Runs of a schedule's edges with one step: a level of a loop's recording (Rosenbrock's terms
-//! side by side) holds edges whose nodes and partials are each the last edge's plus a constant
-//! step, often two or three such sequences interleaved (one per edge of the loop's body). The
-//! edges of a level are independent, so the schedule may put each sequence together, and the
-//! sweep then computes each edge instead of loading it.
+//! Runs: stretches of a loop's recording where each node (in re-evaluation) or edge (in the
+//! sweep) is the one before plus a constant step, index by index. Their loops compute each
+//! node's or edge's indices instead of loading them.
+//!
+//! A level of the sweep's schedule often holds a few such sequences interleaved (one per edge
+//! of the loop's body, as on Rosenbrock); the edges of a level are independent, so the
+//! schedule puts each sequence together.
 
-/// The shortest run given a loop of its own (a segment costs a dispatch).
-const RUN: usize = 8;
+/// The shortest run given a loop of its own (a loop costs a dispatch).
+pub(crate) const RUN: usize = 8;
 
 /// The longest interleaving looked for: edges of a body with up to this many edges of one kind
 /// in one level.
 const PERIOD: usize = 4;
+
+/// A node's or an edge's indices, packed in words that a loop steps by adding a delta.
+pub(crate) trait Stepped: Copy + PartialEq {
+    /// `next − self`, word by word, wrapping: the delta that a loop adds.
+    fn delta(self, next: Self) -> Self;
+    /// Its indices.
+    fn indices(self) -> [u32; 4];
+}
+
+/// An edge of the schedule: its nodes `v | u << 32` and its partial's index.
+impl Stepped for (u64, u32) {
+    fn delta(self, next: Self) -> Self {
+        (next.0.wrapping_sub(self.0), next.1.wrapping_sub(self.1))
+    }
+    fn indices(self) -> [u32; 4] {
+        [self.0 as u32, (self.0 >> 32) as u32, self.1, 0]
+    }
+}
+
+/// Whether the `len` elements from `first` (`second` the next, `last` the last), whose words
+/// step by one delta, step evenly index by index: each index of `last` is its first value
+/// plus `len − 1` times its first step, as integers. Then no index crosses the end of its 32
+/// bits, and each element is the first plus its steps index by index: each index lies between
+/// its first and last values.
+pub(crate) fn even<S: Stepped>(first: S, second: S, last: S, len: usize) -> bool {
+    let (f, s, l) = (first.indices(), second.indices(), last.indices());
+    (0..4).all(|x| {
+        let step = s[x] as i128 - f[x] as i128;
+        f[x] as i128 + step * (len as i128 - 1) == l[x] as i128
+    })
+}
+
+/// Whether the elements `at(first), at(first + p), …` below `end` (at least two) step evenly.
+fn steps_evenly<S: Stepped>(at: impl Fn(usize) -> S, first: usize, end: usize, p: usize) -> bool {
+    let d = at(first).delta(at(first + p));
+    let last = first + (end - 1 - first) / p * p;
+    (first + p..last)
+        .step_by(p)
+        .all(|i| at(i).delta(at(i + p)) == d)
+        && even(at(first), at(first + p), at(last), (last - first) / p + 1)
+}
+
+/// Splits the elements `lo..hi` into the longest runs of at least [`RUN`] and the stretches
+/// between them, in order: `part(start, end, is_run)` for each.
+pub(crate) fn longest_runs<S: Stepped>(
+    at: impl Fn(usize) -> S,
+    (lo, hi): (usize, usize),
+    mut part: impl FnMut(usize, usize, bool),
+) {
+    let (mut k, mut from) = (lo, lo);
+    while k + 1 < hi {
+        let d = at(k).delta(at(k + 1));
+        let mut j = k + 2;
+        while j < hi && at(j - 1).delta(at(j)) == d {
+            j += 1;
+        }
+        if j - k >= RUN && even(at(k), at(k + 1), at(j - 1), j - k) {
+            if from < k {
+                part(from, k, false);
+            }
+            part(k, j, true);
+            (from, k) = (j, j);
+        } else {
+            // The run's last element may begin the next.
+            k = j - 1;
+        }
+    }
+    if from < hi {
+        part(from, hi, false);
+    }
+}
 
 /// A part of a level's edges of one kind, swept by one loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,38 +97,12 @@ pub(crate) struct Segment {
     pub step: Option<(u64, u32)>,
 }
 
-/// An edge's parts: `v`, `u` and the partial's index.
-fn parts(vu: u64, k: u32) -> [i64; 3] {
-    [vu as u32 as i64, (vu >> 32) as i64, k as i64]
-}
-
-/// What each part adds from edge `i` to edge `j`.
-fn step(edges: &[u64], ks: Option<&[u32]>, i: usize, j: usize) -> [i64; 3] {
-    let k = |x: usize| ks.map_or(0, |ks| ks[x]);
-    let (p, q) = (parts(edges[i], k(i)), parts(edges[j], k(j)));
-    [q[0] - p[0], q[1] - p[1], q[2] - p[2]]
-}
-
-/// A step as the sweep adds it (each part staying within its 32 bits, the packed sum is exact).
-fn packed([v, u, k]: [i64; 3]) -> (u64, u32) {
-    ((v as u64).wrapping_add((u as u64) << 32), k as u32)
-}
-
-/// Whether the edges `first, first + p, first + 2p, …` below `end` step evenly.
-fn even(edges: &[u64], ks: Option<&[u32]>, first: usize, end: usize, p: usize) -> bool {
-    let s = step(edges, ks, first, first + p);
-    (first + p..end - p)
-        .step_by(p)
-        .all(|i| step(edges, ks, i, i + p) == s)
-}
-
 /// Appends the segments of the edges `lo..hi` of kind `kind` (`ks`: their partials' indices,
 /// for the weighted kinds), reordering them within the range where `p` interleaved sequences
 /// that each step evenly can be put one after the other.
 pub(crate) fn split(
     kind: u8,
-    lo: usize,
-    hi: usize,
+    (lo, hi): (usize, usize),
     edges: &mut [u64],
     mut ks: Option<&mut [u32]>,
     out: &mut Vec<Segment>,
@@ -67,8 +114,11 @@ pub(crate) fn split(
         step,
     };
     let len = hi - lo;
-    let period = (1..=PERIOD)
-        .find(|&p| len >= p * RUN && (lo..lo + p).all(|f| even(edges, ks.as_deref(), f, hi, p)));
+    let period = {
+        let ks = ks.as_deref();
+        let at = |i: usize| (edges[i], ks.map_or(0, |ks| ks[i]));
+        (1..=PERIOD).find(|&p| len >= p * RUN && (lo..lo + p).all(|f| steps_evenly(at, f, hi, p)))
+    };
     if let Some(p) = period {
         if p > 1 {
             // Sequence by sequence, each in its order.
@@ -80,44 +130,28 @@ pub(crate) fn split(
                 ks[lo..hi].copy_from_slice(&moved);
             }
         }
-        let mut start = lo;
-        for f in 0..p {
-            let end = start + (len - f).div_ceil(p);
-            out.push(segment(
-                start,
-                end,
-                Some(packed(step(edges, ks.as_deref(), start, start + 1))),
-            ));
-            start = end;
-        }
-        return;
     }
-    // No interleaving: the longest runs one after the other.
-    let (mut k, mut loose) = (lo, lo);
-    while k + 1 < hi {
-        let s = step(edges, ks.as_deref(), k, k + 1);
-        let mut j = k + 2;
-        while j < hi && step(edges, ks.as_deref(), j - 1, j) == s {
-            j += 1;
-        }
-        if j - k >= RUN {
-            if loose < k {
-                out.push(segment(loose, k, None));
+    let ks = ks.as_deref();
+    let at = |i: usize| (edges[i], ks.map_or(0, |ks| ks[i]));
+    let step = |start: usize| Some(at(start).delta(at(start + 1)));
+    match period {
+        Some(p) => {
+            let mut start = lo;
+            for f in 0..p {
+                let end = start + (len - f).div_ceil(p);
+                out.push(segment(start, end, step(start)));
+                start = end;
             }
-            out.push(segment(k, j, Some(packed(s))));
-            (loose, k) = (j, j);
-        } else {
-            k = j - 1;
         }
-    }
-    if loose < hi {
-        out.push(segment(loose, hi, None));
+        None => longest_runs(at, (lo, hi), |start, end, run| {
+            out.push(segment(start, end, if run { step(start) } else { None }))
+        }),
     }
 }
 
 /// Whether a run's last edge, computed from its first by `len − 1` steps, is the stored one:
-/// a check of the run's construction before its edges are computed without being loaded (a
-/// run that failed it would be swept from its stored edges).
+/// a check of the run's construction where the sweep relies on it, before its edges are
+/// computed without being loaded (a run that failed it would be swept from its stored edges).
 pub(crate) fn ends_agree(edges: &[u64], ks: Option<&[u32]>, (dvu, dk): (u64, u32)) -> bool {
     let times = edges.len() as u64 - 1;
     let last = edges[0].wrapping_add(dvu.wrapping_mul(times));
@@ -146,8 +180,10 @@ mod tests {
             .collect();
         let mut ks: Vec<u32> = (0..20u32).flat_map(|t| [2 * t, 100 - t]).collect();
         let mut out = Vec::new();
-        split(0, 0, 40, &mut edges, Some(&mut ks), &mut out);
-        let want_step = |dv: i64, du: i64, dk: i64| Some(packed([dv, du, dk]));
+        split(0, (0, 40), &mut edges, Some(&mut ks), &mut out);
+        let want_step = |dv: i64, du: i64, dk: i64| {
+            Some(((dv as u64).wrapping_add((du as u64) << 32), dk as u32))
+        };
         assert_eq!(
             out,
             [
@@ -172,7 +208,7 @@ mod tests {
         let mut edges: Vec<u64> = (0..30u32).map(|t| edge(500 - t, t)).collect();
         edges[10] = edge(7, 1);
         let mut out = Vec::new();
-        split(2, 0, 30, &mut edges, None, &mut out);
+        split(2, (0, 30), &mut edges, None, &mut out);
         let spans: Vec<_> = out
             .iter()
             .map(|g| (g.start, g.end, g.step.is_some()))

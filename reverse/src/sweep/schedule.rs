@@ -318,24 +318,11 @@ impl Schedule {
                 starts[t].map(|k| k as usize),
                 starts[t + 1].map(|k| k as usize),
             );
-            runs::split(
-                0,
-                from[0],
-                from[1],
-                &mut weighted,
-                Some(&mut edge),
-                &mut segments,
-            );
-            runs::split(
-                1,
-                from[1],
-                to[0],
-                &mut weighted,
-                Some(&mut edge),
-                &mut segments,
-            );
-            runs::split(2, from[2], to[2], &mut plus, None, &mut segments);
-            runs::split(3, from[3], to[3], &mut minus, None, &mut segments);
+            let segs = &mut segments;
+            runs::split(0, (from[0], from[1]), &mut weighted, Some(&mut edge), segs);
+            runs::split(1, (from[1], to[0]), &mut weighted, Some(&mut edge), segs);
+            runs::split(2, (from[2], to[2]), &mut plus, None, segs);
+            runs::split(3, (from[3], to[3]), &mut minus, None, segs);
         }
         firsts.push(segments.len() as u32);
         let mut bypassed: Vec<u64> = memory::take();
