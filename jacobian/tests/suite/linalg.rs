@@ -122,13 +122,17 @@ impl Function for Qr {
 /// The eigenvalues of the symmetric matrix (X + Xᵀ)/2 + diag(0, 4, 8, …).
 struct Eigenvalues(usize);
 impl Function for Eigenvalues {
+    /// In increasing order: the order nalgebra's iterations find them in may change under a
+    /// finite difference's step (seen on a 4×4 case: 11 of 16 columns jumped).
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        symmetric(x, self.0)
+        let mut values: Vec<T> = symmetric(x, self.0)
             .symmetric_eigen()
             .eigenvalues
             .iter()
             .map(|r| r.0)
-            .collect()
+            .collect();
+        values.sort_by(|a, b| a.value().total_cmp(&b.value()));
+        values
     }
 }
 
@@ -190,7 +194,9 @@ fn both_modes(f: &(impl Function + Sync), x: &[f64], fd_tol: f64) -> DMatrix<f64
     }
     let (value, rev) = reverse_jacobian(f, x);
     assert_eq!(value, plain, "reverse primal = plain f64");
-    assert_close(&fwd, &rev, 1e-12, "forward against reverse");
+    // Through an iterative decomposition's many rotations the two modes' sums round
+    // differently: 1.1e-12 of the scale seen on a 5×5 eigenproblem (the regression file).
+    assert_close(&fwd, &rev, 1e-11, "forward against reverse");
     let mut checked = 0;
     for j in 0..x.len() {
         if let Some(col) = fd_column(f, x, j) {
@@ -326,9 +332,12 @@ proptest! {
         let j = both_modes(&Eigenvalues(n), &x, 1e-6);
         let a = DMatrix::from_fn(n, n, |r, c| symmetric(&x, n)[(r, c)].0);
         let eig = a.symmetric_eigen();
-        // ∂λₖ/∂Xᵢⱼ = vₖᵀ (Eᵢⱼ + Eⱼᵢ)/2 vₖ = vₖᵢ vₖⱼ, with vₖ of the same run's order.
+        // ∂λₖ/∂Xᵢⱼ = vₖᵀ (Eᵢⱼ + Eⱼᵢ)/2 vₖ = vₖᵢ vₖⱼ, the eigenvectors in increasing order of
+        // their eigenvalues.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&p, &q| eig.eigenvalues[p].total_cmp(&eig.eigenvalues[q]));
         let v = &eig.eigenvectors;
-        let expected = exact(n, n, |k, i, jj| v[(i, k)] * v[(jj, k)]);
+        let expected = exact(n, n, |k, i, jj| v[(i, order[k])] * v[(jj, order[k])]);
         assert_close(&j, &expected, 1e-9, "dλ = vᵀ dA v");
     }
 
@@ -338,6 +347,11 @@ proptest! {
             (Just(r), Just(c), prop::collection::vec(-1.0..1.0_f64, r * c))
         })
     ) {
+        // X₀₀ in [1.5, 3.5]: the smallest singular value stays away from its kink at 0, where
+        // finite differences cannot be trusted (a 2×1 matrix of entries near 0.005 left them
+        // no column).
+        let mut x = x;
+        x[0] += 2.5;
         let f = SingularValues(rows, cols);
         let j = both_modes(&f, &x, 1e-6);
         let m = DMatrix::from_fn(rows, cols, |r, c| f.spread(&x)[(r, c)].0);
