@@ -17,10 +17,10 @@
 //!
 //! A group's nodes are often the turns of a loop that the recording unrolled (Rosenbrock's
 //! terms, a layer's units): each node's operands, first edge and own index are the last one's
-//! plus a constant step. A *run* of at least [`RUN`](runs::RUN) such nodes is a group of its own with its
-//! step ([`Group::step`]); its loop computes each node's indices instead of loading them and
-//! checks the run's two ends against the arrays instead of every index, since an index that
-//! steps evenly lies between its first and last values.
+//! plus a constant step. A *run* of at least [`RUN`](runs::RUN) such nodes is a group of its
+//! own with its step ([`Group::step`]); its loop computes each node's indices instead of
+//! loading them and checks the run's two ends against the arrays instead of every index, since
+//! an index that steps evenly lies between its first and last values.
 
 use super::ReplayError;
 use super::op_code::OpCode;
@@ -340,7 +340,7 @@ impl<T: Op> Program<T> {
     }
 }
 
-/// Node `i`'s code is `code[i]`: a run's loop adds the delta of the words.
+/// A node's code as a run's loop steps it: word by word.
 impl Stepped for Code {
     fn delta(self, next: Code) -> Code {
         Code {
