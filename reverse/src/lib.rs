@@ -102,6 +102,8 @@ pub mod replay;
 mod sweep;
 mod tape;
 pub mod tensor;
+#[cfg(test)]
+mod testing;
 pub mod trace;
 mod var;
 

@@ -119,28 +119,33 @@ proptest! {
     /// fresh recording there, or refuses with a guard and stays at the point it was at.
     #[test]
     fn replay_equals_fresh_recording((f, x0, x1) in branchy()) {
-        let x0 = &x0[..f.base.n];
-        let x1 = &x1[..f.base.n];
-        let tape = Tape::replayable();
-        let xs = tape.vars(x0);
-        let ys = f.eval(&xs);
-        let mut rec = tape.finish();
-        let read = |rec: &reverse::Recording| {
-            let values = ys.iter().map(|&y| rec.value(y)).collect();
-            let grads = ys.iter().map(|&y| rec.gradient(y).wrt_all(&xs)).collect();
-            (values, grads)
-        };
-        match rec.reevaluate(x1) {
-            Ok(()) => prop_assert!(same(&read(&rec), &fresh(&f, x1)), "replayed at {x1:?}"),
-            Err(ReplayError::Guard(g)) => {
-                prop_assert!(same(&read(&rec), &fresh(&f, x0)), "left at x0 after {g}");
-            }
-            Err(e) => prop_assert!(false, "unexpected error {e}"),
-        }
-        // Back at the recording point every guard holds again.
-        prop_assert!(rec.reevaluate(x0).is_ok());
-        prop_assert!(same(&read(&rec), &fresh(&f, x0)));
+        replay_agrees(&f, &x0[..f.base.n], &x1[..f.base.n])?;
     }
+}
+
+/// Records `f` at `x0` on a replayable tape and re-evaluates it at `x1`: its values and
+/// gradients are bit for bit a fresh recording's at `x1`, or a guard refuses and they stay
+/// those at `x0`; back at `x0` every guard holds again.
+fn replay_agrees(f: &impl Function, x0: &[f64], x1: &[f64]) -> Result<(), TestCaseError> {
+    let tape = Tape::replayable();
+    let xs = tape.vars(x0);
+    let ys = f.eval(&xs);
+    let mut rec = tape.finish();
+    let read = |rec: &reverse::Recording| {
+        let values = ys.iter().map(|&y| rec.value(y)).collect();
+        let grads = ys.iter().map(|&y| rec.gradient(y).wrt_all(&xs)).collect();
+        (values, grads)
+    };
+    match rec.reevaluate(x1) {
+        Ok(()) => prop_assert!(same(&read(&rec), &fresh(f, x1)), "replayed at {x1:?}"),
+        Err(ReplayError::Guard(g)) => {
+            prop_assert!(same(&read(&rec), &fresh(f, x0)), "left at x0 after {g}");
+        }
+        Err(e) => prop_assert!(false, "unexpected error {e}"),
+    }
+    prop_assert!(rec.reevaluate(x0).is_ok());
+    prop_assert!(same(&read(&rec), &fresh(f, x0)));
+    Ok(())
 }
 
 /// A loop over the inputs, as Rosenbrock's terms are: a generated `body` run on each window of
@@ -196,24 +201,7 @@ proptest! {
     /// gradients of a fresh recording there (or refuses with a guard, staying where it was).
     #[test]
     fn replayed_loops_equal_fresh_recordings((f, x0, x1) in looped()) {
-        let tape = Tape::replayable();
-        let xs = tape.vars(&x0);
-        let ys = f.eval(&xs);
-        let mut rec = tape.finish();
-        let read = |rec: &reverse::Recording| {
-            let values = ys.iter().map(|&y| rec.value(y)).collect();
-            let grads = ys.iter().map(|&y| rec.gradient(y).wrt_all(&xs)).collect();
-            (values, grads)
-        };
-        match rec.reevaluate(&x1) {
-            Ok(()) => prop_assert!(same(&read(&rec), &fresh(&f, &x1)), "replayed at {x1:?}"),
-            Err(ReplayError::Guard(g)) => {
-                prop_assert!(same(&read(&rec), &fresh(&f, &x0)), "left at x0 after {g}");
-            }
-            Err(e) => prop_assert!(false, "unexpected error {e}"),
-        }
-        prop_assert!(rec.reevaluate(&x0).is_ok());
-        prop_assert!(same(&read(&rec), &fresh(&f, &x0)));
+        replay_agrees(&f, &x0, &x1)?;
     }
 }
 

@@ -378,25 +378,13 @@ fn with_runs(code: &[Code], groups: Vec<Group>) -> Vec<Group> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Tape, Var};
 
     /// Rosenbrock's terms side by side: each of a window's groups is one run (the first term
     /// that a window cuts makes groups of one node of its own), and every run's stored codes
     /// are its first plus its step, as the unchecked loops of `eval` assume.
     #[test]
     fn a_loop_is_compiled_into_runs_whose_codes_follow_their_step() {
-        let x0: Vec<f64> = (0..1000).map(|i| 0.5 + 0.01 * (i % 100) as f64).collect();
-        let tape = Tape::replayable();
-        let x = tape.vars(&x0);
-        let _: Var = x
-            .windows(2)
-            .map(|w| {
-                let (a, b) = (w[0].sub_from(1.0), w[1] - w[0] * w[0]);
-                a * a + (b * b).scale(100.0)
-            })
-            .sum();
-        let mut rec = tape.finish();
-        rec.reevaluate(&x0).unwrap();
+        let (rec, _, _) = crate::testing::rosenbrock_replayed(1000);
         rec.with_data(|d| {
             let c = d.program.as_ref().unwrap().compiled.as_ref().unwrap();
             let mut in_runs = 0;

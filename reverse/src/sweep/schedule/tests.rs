@@ -39,19 +39,7 @@ fn rosenbrock_terms_bypass_four_nodes_and_four_edges() {
 /// stored edges are its first plus its step, as the sweep's unchecked loops assume.
 #[test]
 fn rosenbrock_edges_are_swept_in_runs_whose_edges_follow_their_step() {
-    use shared_ops::Op;
-    let x0: Vec<f64> = (0..1000).map(|i| 0.5 + 0.01 * (i % 100) as f64).collect();
-    let tape = Tape::replayable();
-    let x = tape.vars(&x0);
-    let _: crate::Var = x
-        .windows(2)
-        .map(|w| {
-            let (a, b) = (w[0].sub_from(1.0), w[1] - w[0] * w[0]);
-            a * a + (b * b).scale(100.0)
-        })
-        .sum();
-    let mut rec = tape.finish();
-    rec.reevaluate(&x0).unwrap();
+    let (rec, _, _) = crate::testing::rosenbrock_replayed(1000);
     let s = rec.with_data(|d| d.schedule().cloned()).unwrap();
     let (mut swept, mut in_runs) = (0, 0);
     for g in &s.segments {
