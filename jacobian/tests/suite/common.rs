@@ -113,7 +113,7 @@ impl Program {
     }
 
     /// The first instruction that runs exactly on a kink or a jump at `x`, if any: `abs` at 0,
-    /// `max`/`min` at a tie, `%` where the quotient is a whole number. There the derivative is a
+    /// `max`/`min` at a tie (to rounding), `%` where the quotient is a whole number. There the derivative is a
     /// convention and finite differences see something else (a one-sided or averaged slope), so
     /// the finite-difference check skips such points; nearby kinks are caught by
     /// [`fd_column`]'s two step sizes disagreeing.
@@ -121,7 +121,12 @@ impl Program {
         let v = self.values(x);
         self.instrs.iter().position(|ins| match *ins {
             Instr::Unary(25, a) => v[a] == 0.0,
-            Instr::Binary(8 | 9, a, b) => v[a] == v[b],
+            // A tie within rounding too: `x₁ − (x₁x₂ + x₁)` against `x₂` at x₁ = −1 differ by an
+            // ulp, and central differences straddling the kink agree at both steps on the
+            // average of the two slopes.
+            Instr::Binary(8 | 9, a, b) => {
+                (v[a] - v[b]).abs() <= 1e-12 * v[a].abs().max(v[b].abs()).max(1.0)
+            }
             Instr::Binary(10, a, b) => {
                 let (p, q) = (2.0 + v[a].sin(), 0.5 + v[b].sin() * v[b].sin());
                 (p / q).fract() == 0.0 || p % q == 0.0
