@@ -251,7 +251,8 @@ pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error>
 /// structural-zero convention; if a tangent of the result is NaN, it runs again on
 /// `forward::Dual<f64>`, with the test, and that result is returned. Either way the result is
 /// the convention's, bit for bit (a `0·∞` NaN reaches every output that depends on it). A
-/// function whose J·v is NaN for another reason pays for two sweeps.
+/// function whose J·v is NaN for another reason pays for two sweeps. The n dual inputs are
+/// built in a buffer the thread keeps for its next jvp (up to 64 MiB).
 ///
 /// Errors if `v` does not have the length of `x`.
 ///
@@ -272,10 +273,7 @@ pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error>
 pub fn jvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
     f.check_input(x.len())?;
     Error::check_seed("tangent", x.len(), v.len())?;
-    let xs: Vec<forward::Dual<f64, false>> = (x.iter().zip(v))
-        .map(|(&primal, &tangent)| forward::Dual { primal, tangent })
-        .collect();
-    let ys = f.eval(&xs);
+    let ys = sweeps::on_kept_duals(x, v, |xs| f.eval(xs));
     let (y, jv) = if ys.iter().any(|y| y.tangent.is_nan()) {
         forward::jvp(|xs| f.eval(xs), x, v)?
     } else {

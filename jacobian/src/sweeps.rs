@@ -2,11 +2,12 @@
 //! sweeps; either split across threads when the work is large enough to pay for them.
 
 use crate::lanes::{self, Inputs, Seed, SyncEval, by_lanes};
-use forward::DualVec;
+use forward::{Dual, DualVec};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use reverse::{AdjointsVec, Recording, Tape, TapeStats, Var};
 use shared_ops::{Error, Function};
+use std::cell::Cell;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -98,6 +99,34 @@ fn length_changed(expected: usize, found: usize, during: String) -> Error {
         found,
         during,
     }
+}
+
+thread_local! {
+    /// The dual inputs of the last [`jvp`](crate::jvp) on this thread, for the next: from
+    /// n = 65 on, a fresh vector of them is a `malloc` past glibc's per-thread caches (1 KiB),
+    /// which a long-running program's fragmented heap makes slower still.
+    static KEPT_DUALS: Cell<Vec<Dual<f64, false>>> = const { Cell::new(Vec::new()) };
+}
+
+/// Kept input buffers above this many bytes are given back rather than kept.
+const KEPT_LIMIT: usize = 64 << 20;
+
+/// `eval` on the duals `(xᵢ, vᵢ)`, built in this thread's kept buffer. A nested call (a jvp
+/// inside `eval`) finds the buffer taken and builds its own.
+#[inline]
+pub(crate) fn on_kept_duals<R>(
+    x: &[f64],
+    v: &[f64],
+    eval: impl FnOnce(&[Dual<f64, false>]) -> R,
+) -> R {
+    let mut xs = KEPT_DUALS.take();
+    xs.clear();
+    xs.extend((x.iter().zip(v)).map(|(&primal, &tangent)| Dual { primal, tangent }));
+    let out = eval(&xs);
+    if xs.capacity() * size_of::<Dual<f64, false>>() <= KEPT_LIMIT {
+        KEPT_DUALS.set(xs);
+    }
+    out
 }
 
 /// Adjoints per reverse sweep for m outputs: [`chunk_lanes`](lanes::chunk_lanes).

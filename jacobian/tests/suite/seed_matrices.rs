@@ -208,3 +208,37 @@ fn a_prepared_jacobian_is_clean_after_a_panic_in_f() {
         }
     }
 }
+
+/// `jvp` builds its duals in a buffer the thread keeps: a longer input leaves entries past a
+/// shorter one's end, and a jvp run inside the function being differentiated finds the
+/// buffer taken. Each result is the analytic one.
+#[test]
+fn jvps_of_other_lengths_and_nested_jvps() {
+    // f(x) = [Σ xᵢ², x₀·c], with c = ∂(t₀t₁)/∂t₀ at t = (2, 3) along e₀ (a nested jvp): 3.
+    struct F;
+    impl Function for F {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            struct Inner;
+            impl Function for Inner {
+                fn eval<T: Op>(&self, t: &[T]) -> Vec<T> {
+                    vec![t[0] * t[1]]
+                }
+            }
+            let (_, c) = jacobian::jvp(&Inner, &[2.0, 3.0], &[1.0, 0.0]).unwrap();
+            let sum = x.iter().fold(T::zero(), |s, &xi| s + xi * xi);
+            vec![sum, x[0].scale(c[0])]
+        }
+    }
+    for n in [9, 2, 5, 1, 9] {
+        let x: Vec<f64> = (0..n).map(|i| 0.5 + i as f64).collect();
+        let v: Vec<f64> = (0..n).map(|i| 1.0 - 0.25 * i as f64).collect();
+        let (y, jv) = jacobian::jvp(&F, &x, &v).unwrap();
+        let dot: f64 = x.iter().zip(&v).map(|(a, b)| 2.0 * a * b).sum();
+        assert_eq!(
+            y,
+            vec![x.iter().map(|a| a * a).sum(), 3.0 * x[0]],
+            "n = {n}"
+        );
+        assert_eq!(jv, vec![dot, 3.0 * v[0]], "n = {n}");
+    }
+}
