@@ -277,7 +277,9 @@ pub fn jvp<F: Function>(f: &F, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f6
     let (y, jv) = if ys.iter().any(|y| y.tangent.is_nan()) {
         forward::jvp(|xs| f.eval(xs), x, v)?
     } else {
-        ys.into_iter().map(|y| (y.primal, y.tangent)).unzip()
+        // Two collects of known length: `unzip` grows both vectors from empty.
+        let y = ys.iter().map(|y| y.primal).collect();
+        (y, ys.iter().map(|y| y.tangent).collect())
     };
     sweeps::check_declared(f, y.len(), "the forward sweep")?;
     Ok((y, jv))
