@@ -108,8 +108,9 @@ thread_local! {
     static KEPT_DUALS: Cell<Vec<Dual<f64, false>>> = const { Cell::new(Vec::new()) };
 }
 
-/// Kept input buffers above this many bytes are given back rather than kept.
-const KEPT_LIMIT: usize = 64 << 20;
+/// A thread's kept buffers (here, and the sparse drivers') above this many bytes are given
+/// back rather than kept.
+pub(crate) const KEPT_LIMIT: usize = 64 << 20;
 
 /// `eval` on the duals `(xᵢ, vᵢ)`, built in this thread's kept buffer. A nested call (a jvp
 /// inside `eval`) finds the buffer taken and builds its own.

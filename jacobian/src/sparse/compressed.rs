@@ -5,7 +5,7 @@
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
 use crate::lanes::{self, Eval, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
-use crate::sweeps::check_sizes;
+use crate::sweeps::{KEPT_LIMIT, check_sizes};
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
 use shared_ops::{Error, Function};
@@ -36,9 +36,6 @@ thread_local! {
     static SPARE: RefCell<Compressed> = RefCell::new(Compressed::default());
 }
 
-/// Spare buffers above this many bytes are given back rather than kept.
-const SPARE_LIMIT: usize = 64 << 20;
-
 impl Compressed {
     /// The buffers the last one-shot call on this thread left ([`Compressed::keep`]), or new
     /// ones.
@@ -52,7 +49,7 @@ impl Compressed {
     pub fn keep(self) {
         let bytes = 8 * (self.b.capacity() + self.value.capacity() + self.gradient.capacity())
             + self.inputs.bytes();
-        if bytes <= SPARE_LIMIT {
+        if bytes <= KEPT_LIMIT {
             SPARE.with(|s| *s.borrow_mut() = self);
         }
     }

@@ -10,6 +10,7 @@
 //! branch on it as on them. The sets live in a thread-local arena for the duration of one
 //! detection.
 
+use crate::sweeps::KEPT_LIMIT;
 use core::any::TypeId;
 use reverse::union_of_sorted;
 use shared_ops::num_traits::{One, Zero};
@@ -96,9 +97,6 @@ thread_local! {
     /// growth (page faults, copies) cost as much as the detection itself.
     static SPARE: RefCell<(Vec<usize>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
-
-/// Spare buffers above this many bytes are given back rather than kept.
-const SPARE_LIMIT: usize = 64 << 20;
 
 fn with<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
     ARENA.with(|a| {
@@ -569,7 +567,7 @@ pub(crate) fn trace<F: Function>(
         offsets.push(indices.len());
     }
     let bytes = 8 * arena.bounds.capacity() + 4 * arena.items.capacity();
-    if bytes <= SPARE_LIMIT {
+    if bytes <= KEPT_LIMIT {
         SPARE.with(|s| *s.borrow_mut() = (arena.bounds, arena.items));
     }
     let mut pairs: Vec<(usize, usize)> = arena
