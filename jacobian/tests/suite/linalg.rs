@@ -255,7 +255,9 @@ proptest! {
     #[test]
     fn norm_gradient_is_x_over_norm(x in prop::collection::vec(-2.0..2.0_f64, 1..12)) {
         let nrm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
-        prop_assume!(nrm > 1e-3);
+        // Away from the kink at 0 by a hundred finite-difference steps (10⁻³): at ‖x‖ = 0.0026
+        // the steps straddled the kink's neighbourhood and no column could be trusted.
+        prop_assume!(nrm > 0.1);
         let j = both_modes(&Norm, &x, 1e-7);
         let expected = DMatrix::from_fn(1, x.len(), |_, k| x[k] / nrm);
         assert_close(&j, &expected, 1e-14, "∇‖x‖ = x/‖x‖");
