@@ -2,7 +2,8 @@
 //! (ff, `Dual<Dual<f64>>`), forward over reverse (fr, a tape of `Dual<f64>`), reverse over
 //! forward (rf, `Dual<Var<f64>>`) and reverse over reverse (rr, `Var<Var<f64>>`). All four give
 //! the Hessian-vector product H·v and the full Hessian; they must agree with each other to
-//! 1e-12, and with central differences of the gradient where those can be trusted.
+//! 1e-10 of the largest term (they round differently, and cancelling terms magnify it), and
+//! with central differences of the gradient where those can be trusted.
 
 use crate::common::{Instr, Program, program, rel_close};
 use forward::Dual;
@@ -89,6 +90,13 @@ fn same(a: f64, b: f64, tol: f64) -> bool {
 fn hv_all(p: &Program, x: &[f64], v: &[f64]) -> Result<Vec<f64>, TestCaseError> {
     let (ff, gv) = hv_ff(p, x, v);
     let (fr, grad) = hv_fr(p, x, v);
+    // With an infinite first derivative (acosh at 1, reached exactly: a saved case), f has no
+    // second derivatives at x, and the pairs' non-finite entries differ: ff NaN, fr −∞, and rf
+    // NaN even where the others give 0 (its tangents are tape variables, whose zeros are not
+    // structural, so ∞·0 is NaN there). Not compared.
+    if !grad.iter().all(|g| g.is_finite()) {
+        return Err(TestCaseError::reject("an infinite first derivative"));
+    }
     let rf = hv_rf(p, x, v);
     let rr = hv_rr(p, x, v);
     // The pairs round differently, and cancelling terms magnify it: 1e-10 of the largest
@@ -174,10 +182,11 @@ proptest! {
             x.iter().zip(&v).map(|(&a, &b)| Dual::new(Dual::new(a, b), Dual::new(b, 0.0))).collect();
         let vhv_ff = f0(&p, &xs).tangent.tangent;
         let vhv: f64 = hv.iter().zip(&v).map(|(h, v)| h * v).sum();
-        // Relative to the terms of the sum, which may cancel.
+        // Relative to the terms of the sum, which may cancel, and to 1e-10 as between the
+        // pairs (a saved case: 1.9e-12 of the scale apart).
         let scale = hv.iter().zip(&v).map(|(h, v)| (h * v).abs()).fold(vhv.abs().max(1.0), f64::max);
         prop_assert!(
-            (vhv_ff.is_nan() && vhv.is_nan()) || (vhv_ff - vhv).abs() <= 1e-12 * scale,
+            (vhv_ff.is_nan() && vhv.is_nan()) || (vhv_ff - vhv).abs() <= 1e-10 * scale,
             "vᵀHv: one sweep {vhv_ff} vs v·(H·v) {vhv}\n{p:?} at {x:?}"
         );
     }
