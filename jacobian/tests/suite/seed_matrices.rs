@@ -169,6 +169,51 @@ fn exact_values_and_errors() {
     assert_eq!(j.matrix.as_slice(), &[5.0, 1.0, 2.0, 1.0]);
 }
 
+/// A prepared Jacobian's plan, call after call (new results and results written over), says
+/// what the one-shot driver's says in the same mode: the reason and estimate it keeps from the
+/// first call, the sweeps and lanes of each. Both modes, chosen by the plan and forced.
+#[test]
+fn a_prepared_jacobians_plan_is_the_one_shot_drivers() {
+    /// Three outputs of n inputs: forward for small n, reverse for large.
+    struct F;
+    impl Function for F {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let s: T = x.iter().map(|&v| v.sin()).sum();
+            vec![s, x[0] * x[x.len() - 1], x.iter().copied().product()]
+        }
+    }
+    for (n, mode) in [
+        (4, Mode::Auto),
+        (40, Mode::Auto),
+        (4, Mode::Reverse),
+        (40, Mode::Forward),
+    ] {
+        let at = |k: f64| -> Vec<f64> { (0..n).map(|i| 0.5 + 0.01 * (k + i as f64)).collect() };
+        let mut p = PreparedJacobian::with_mode(F, &at(0.0), mode).unwrap();
+        let mut into = p.jacobian(&at(0.0)).unwrap();
+        for k in 1..4 {
+            let x = at(k as f64);
+            let want = jacobian_with(&F, &x, mode).unwrap().plan;
+            let got = p.jacobian(&x).unwrap().plan;
+            p.jacobian_into(&x, &mut into).unwrap();
+            for plan in [&got, &into.plan] {
+                let what = |p: &jacobian::Plan| {
+                    (
+                        p.mode,
+                        p.sweeps,
+                        p.lanes,
+                        p.n,
+                        p.m,
+                        p.estimate,
+                        p.reason.clone(),
+                    )
+                };
+                assert_eq!(what(plan), what(&want), "n = {n}, {mode:?}, call {k}");
+            }
+        }
+    }
+}
+
 /// A prepared Jacobian keeps its lifted inputs between calls and takes only the new primals:
 /// a function that panics in a later sweep must not leave that sweep's seeds behind for the
 /// next call (they are cleared on unwinding too; where one sweep takes the whole Jacobian,
