@@ -136,13 +136,16 @@ impl Function for Eigenvalues {
     }
 }
 
-/// The singular values of the `rows`×`cols` matrix X + 4·diag(0, 1, 2, …).
+/// The singular values of the `rows`×`cols` matrix X + diag(5, 15, 25, …). With X's entries in
+/// [−1, 1], ‖X‖₂ ≤ 4, so by Weyl's inequality σₖ lies within 4 of 5 + 10k: the singular values
+/// stay at least 2 apart and at least 1 from their kink at 0, where finite differences could not
+/// be trusted (a spread of 4·k let σ₀ and σ₁ come within 0.012 of each other).
 struct SingularValues(usize, usize);
 impl SingularValues {
     fn spread<T: Op>(&self, x: &[T]) -> DMatrix<Real<T>> {
         let mut m = matrix(x, self.0, self.1);
         for i in 0..self.0.min(self.1) {
-            m[(i, i)] += constant(4.0 * i as f64);
+            m[(i, i)] += constant(5.0 + 10.0 * i as f64);
         }
         m
     }
@@ -349,11 +352,6 @@ proptest! {
             (Just(r), Just(c), prop::collection::vec(-1.0..1.0_f64, r * c))
         })
     ) {
-        // X₀₀ in [1.5, 3.5]: the smallest singular value stays away from its kink at 0, where
-        // finite differences cannot be trusted (a 2×1 matrix of entries near 0.005 left them
-        // no column).
-        let mut x = x;
-        x[0] += 2.5;
         let f = SingularValues(rows, cols);
         let j = both_modes(&f, &x, 1e-6);
         let m = DMatrix::from_fn(rows, cols, |r, c| f.spread(&x)[(r, c)].0);
@@ -483,8 +481,11 @@ fn singular_matrices_are_refused_in_every_mode() {
 /// derivatives are exact: ∂λₖ/∂Aₖₖ = ∂σₖ/∂Xₖₖ = 1, and 0 elsewhere.
 #[test]
 fn decompositions_of_a_diagonal_matrix() {
-    let x = [1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0];
-    // Both add diag(0, 4, 8): the matrices are diag(1, 6, 11).
+    let x = [1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 7.0];
+    // The eigenvalues' matrix adds diag(0, 4, 8): diag(1, 6, 15); the singular values' adds
+    // diag(5, 15, 25): diag(6, 17, 32). nalgebra's SVD divides the matrix by its largest entry
+    // and multiplies the values back: with 32 both are exact (with 28, ∂σ₁/∂X₂₂ came out
+    // 1.1e-16 instead of 0).
     for (what, j) in [
         ("eigenvalues", both_modes(&Eigenvalues(3), &x, 1e-7)),
         (
@@ -499,10 +500,12 @@ fn decompositions_of_a_diagonal_matrix() {
         };
         // In the order nalgebra returns them: the 1 at (k, the input of that diagonal entry).
         let expected = DMatrix::from_fn(3, 9, |k, p| {
-            let d = [1.0, 6.0, 11.0]
-                .iter()
-                .position(|&v| v == values[k])
-                .unwrap();
+            let diagonal = if what == "eigenvalues" {
+                [1.0, 6.0, 15.0]
+            } else {
+                [6.0, 17.0, 32.0]
+            };
+            let d = diagonal.iter().position(|&v| v == values[k]).unwrap();
             if p == d * 4 { 1.0 } else { 0.0 }
         });
         assert_eq!(j, expected, "{what}");
