@@ -157,26 +157,37 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
     tangents: [&[T; N]; K],
 ) -> [T; N] {
     if !T::SPARSE_TANGENTS {
-        let mut sum = tangents[0].map(|t| partials[0] * t);
-        // Index loops: with `zip(..).skip(1)` here `Zip::nth` was not inlined (2.5× slower).
-        #[allow(clippy::needless_range_loop)]
-        for k in 1..K {
-            for (s, &t) in sum.iter_mut().zip(tangents[k]) {
-                *s += partials[k] * t;
-            }
-        }
         // A product of partials that underflows to 0 or overflows only sends the sums to the
         // NaN test.
         let product = partials.iter().fold(1.0, |q, p| q * p.value());
         // Finite and nonzero: x − x is 0 exactly for finite x, NaN for ±∞ and NaN.
         #[allow(clippy::eq_op)]
         let regular = product != 0.0 && product - product == 0.0;
+        // Tested before the sums, so that no operand's tangents stay live past them for the
+        // rare path: with 16 lanes, keeping them spilled every operand to the stack.
         if unit || regular {
-            return sum;
+            return plain_sums(partials, tangents);
         }
-        return lanes_checked(sum, partials, tangents.map(|t| *t));
+        return lanes_checked(partials, tangents.map(|t| *t));
     }
     core::array::from_fn(|l| chain_slow(partials, tangents.map(|t| t[l])))
+}
+
+/// `Σₖ ∂ₖ·u̇ₖ` lane by lane, in plain multiply-adds.
+#[inline(always)]
+fn plain_sums<T: Op, const K: usize, const N: usize>(
+    partials: [T; K],
+    tangents: [&[T; N]; K],
+) -> [T; N] {
+    let mut sum = tangents[0].map(|t| partials[0] * t);
+    // Index loops: with `zip(..).skip(1)` here `Zip::nth` was not inlined (2.5× slower).
+    #[allow(clippy::needless_range_loop)]
+    for k in 1..K {
+        for (s, &t) in sum.iter_mut().zip(tangents[k]) {
+            *s += partials[k] * t;
+        }
+    }
+    sum
 }
 
 /// The lanes of [`chain_lanes`] where a partial is zero or not finite: each lane that holds a
@@ -187,10 +198,10 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
 #[cold]
 #[inline(never)]
 fn lanes_checked<T: Op, const K: usize, const N: usize>(
-    mut sum: [T; N],
     partials: [T; K],
     tangents: [[T; N]; K],
 ) -> [T; N] {
+    let mut sum = plain_sums(partials, tangents.each_ref());
     for (l, s) in sum.iter_mut().enumerate() {
         if s.has_nan() {
             *s = chain_slow(partials, tangents.map(|t| t[l]));
