@@ -88,14 +88,18 @@ struct Arena {
     inputs: u32,
 }
 
+/// A detection's kept buffers: the arena's bounds and items, and the tracers of the inputs.
+type Spare = (Vec<usize>, Vec<u32>, Vec<Tracer>);
+
 thread_local! {
     static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
     /// A global detection of a Jacobian is running: no values to carry, no pairs to couple, so
     /// a one-argument rule keeps its operand's set without borrowing the arena.
     static PLAIN: Cell<bool> = const { Cell::new(false) };
-    /// The last detection's buffers, kept for the next one on this thread: a fresh arena's
-    /// growth (page faults, copies) cost as much as the detection itself.
-    static SPARE: RefCell<(Vec<usize>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// The last detection's buffers (the arena's, and the inputs'), kept for the next one on
+    /// this thread: a fresh arena's growth (page faults, copies) cost as much as the detection
+    /// itself.
+    static SPARE: RefCell<Spare> = const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 fn with<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
@@ -526,7 +530,7 @@ pub(crate) fn trace<F: Function>(
     hessian: bool,
 ) -> Result<Traced, Error> {
     let n = x.len();
-    let (mut bounds, mut items) = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let (mut bounds, mut items, mut xs) = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     bounds.clear();
     items.clear();
     bounds.reserve(4 * n + 1);
@@ -543,14 +547,11 @@ pub(crate) fn trace<F: Function>(
     };
     let previous = ARENA.with(|a| a.replace(Some(arena)));
     let was_plain = PLAIN.replace(!local && !hessian);
-    let xs: Vec<Tracer> = x
-        .iter()
-        .enumerate()
-        .map(|(k, &v)| Tracer {
-            node: k as u32,
-            value: if local { v } else { f64::NAN },
-        })
-        .collect();
+    xs.clear();
+    xs.extend(x.iter().enumerate().map(|(k, &v)| Tracer {
+        node: k as u32,
+        value: if local { v } else { f64::NAN },
+    }));
     let ys = f.eval(&xs);
     PLAIN.set(was_plain);
     let arena = ARENA
@@ -566,9 +567,11 @@ pub(crate) fn trace<F: Function>(
         indices.extend(arena.set(y.node).iter().map(|&k| k as usize));
         offsets.push(indices.len());
     }
-    let bytes = 8 * arena.bounds.capacity() + 4 * arena.items.capacity();
+    let bytes = 8 * arena.bounds.capacity()
+        + 4 * arena.items.capacity()
+        + size_of::<Tracer>() * xs.capacity();
     if bytes <= KEPT_LIMIT {
-        SPARE.with(|s| *s.borrow_mut() = (arena.bounds, arena.items));
+        SPARE.with(|s| *s.borrow_mut() = (arena.bounds, arena.items, xs));
     }
     let mut pairs: Vec<(usize, usize)> = arena
         .pairs
