@@ -112,15 +112,19 @@ impl Program {
         v
     }
 
-    /// The first instruction that runs on or near a kink or a jump at `x`, if any: `abs` at 0,
-    /// `max`/`min` at a tie (to rounding), `%` where the quotient is near a whole number. There
+    /// The first instruction that runs on or near a kink or a jump at `x`, if any: `abs` at 0
+    /// (to rounding), `max`/`min` at a tie (to rounding), `%` where the quotient is near a whole
+    /// number. There
     /// the derivative is a convention and finite differences see something else (a one-sided
     /// or averaged slope), so the finite-difference check skips such points; other nearby
     /// kinks are caught by [`fd_column`]'s step sizes disagreeing.
     pub fn kink_at(&self, x: &[f64]) -> Option<usize> {
         let v = self.values(x);
         self.instrs.iter().position(|ins| match *ins {
-            Instr::Unary(25, a) => v[a] == 0.0,
+            // Zero to rounding too: `|cos(acos(0))|` is |6.1e-17|, whose slope is ±0.9 while
+            // central differences straddling the kink agree at every step on 0. Nearer than
+            // about 4·10⁻⁸ of the step, the three steps agree to the tolerance.
+            Instr::Unary(25, a) => v[a].abs() <= 1e-9,
             // A tie within rounding too: `x₁ − (x₁x₂ + x₁)` against `x₂` at x₁ = −1 differ by an
             // ulp, and central differences straddling the kink agree at both steps on the
             // average of the two slopes.
