@@ -114,10 +114,9 @@ impl Program {
 
     /// The first instruction that runs on or near a kink or a jump at `x`, if any: `abs` at 0
     /// (to rounding), `max`/`min` at a tie (to rounding), `%` where the quotient is near a whole
-    /// number. There
-    /// the derivative is a convention and finite differences see something else (a one-sided
-    /// or averaged slope), so the finite-difference check skips such points; other nearby
-    /// kinks are caught by [`fd_column`]'s step sizes disagreeing.
+    /// number. There the derivative is a convention and finite differences see something else
+    /// (a one-sided or averaged slope), so the finite-difference check skips such points;
+    /// other nearby kinks are caught by [`fd_column`]'s step sizes disagreeing.
     pub fn kink_at(&self, x: &[f64]) -> Option<usize> {
         let v = self.values(x);
         self.instrs.iter().position(|ins| match *ins {
