@@ -101,7 +101,10 @@ impl Program {
     /// result's second derivatives are z's, rounded at the size of y's).
     fn second_order_scale(&self, x: &[f64], v: &[f64]) -> f64 {
         (1..=self.instrs.len())
-            .flat_map(|k| hv_nested(|w| self.prefix(k).eval(w), x, v))
+            .flat_map(|k| {
+                let prefix = self.prefix(k);
+                hv_nested(|w| prefix.eval(w), x, v)
+            })
             .map(f64::abs)
             .fold(1.0, f64::max)
     }
