@@ -8,8 +8,9 @@
 //!   `detect_global`, `detect_local`, `colour_columns`, and with peers `echidna_one_shot`
 //!   (n = 10⁴ only: its detection keeps n bits per tape entry, 8.75 GB at 10⁵) and
 //!   `echidna_prepared`.
-//! - `sparse_grid_k=100` (Bratu, 10⁴ unknowns): `f64`, `one_shot`, `prepared`, `dense` (the
-//!   dense [`jacobian`](jacobian::jacobian), 800 MB of matrix).
+//! - `sparse_grid_k=100` (Bratu, 10⁴ unknowns): `f64`, `one_shot`, `prepared`,
+//!   `prepared_into`, `detect_global` and `colour_columns` (the one-shot's other two parts),
+//!   `dense` (the dense [`jacobian`](jacobian::jacobian), 800 MB of matrix).
 //! - `sparse_ba` (GradBench `ba`, 49 cameras, 7 776 points, 31 843 observations): `f64`,
 //!   `prepared`, `one_shot`, and `echidna_prepared_with_our_pattern` (echidna's detection would
 //!   take 17 GB there).
@@ -144,6 +145,15 @@ fn grid(c: &mut Criterion) {
     }
     assert_eq!(sparse.to_dense(), dense.matrix);
     drop((dense, sparse));
+    // Where the one-shot's time goes, beside `prepared_into` (the sweep).
+    let p = f.pattern();
+    assert_eq!(jacobian_pattern(&f, &x, Detection::Global).unwrap(), p);
+    group.bench_function("detect_global", |b| {
+        b.iter(|| jacobian_pattern(&f, black_box(&x), Detection::Global).unwrap())
+    });
+    group.bench_function("colour_columns", |b| {
+        b.iter(|| colour_columns(black_box(&p), Order::Natural))
+    });
     group.bench_function("dense", |b| {
         b.iter(|| jacobian::jacobian(&f, black_box(&x)).unwrap())
     });
