@@ -148,7 +148,7 @@ fn scale<T: Op>(partial: T, tangent: T) -> T {
 /// vectorised loop per operand); the test that decides whether they stand is per operation,
 /// not per lane: a partial that is finite and nonzero times any tangent is already what the
 /// convention asks, so if the product of the partials' values is finite and nonzero (no zero,
-/// infinity or NaN among them) the sums stand. Only otherwise are the lanes tested for NaN, and only a
+/// infinity or NaN among them; below 16 lanes, also not subnormal) the sums stand. Only otherwise are the lanes tested for NaN, and only a
 /// NaN sends them lane by lane through [`chain`]'s slow path.
 #[inline(always)]
 pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
@@ -160,9 +160,17 @@ pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
         // A product of partials that underflows to 0 or overflows only sends the sums to the
         // NaN test.
         let product = partials.iter().fold(1.0, |q, p| q * p.value());
-        // Finite and nonzero: x − x is 0 exactly for finite x, NaN for ±∞ and NaN.
+        // Finite and nonzero. Below 16 lanes, tested on the bits (normal: a biased exponent
+        // from 1 to 2046; a subnormal product goes to the NaN test): f on bundle adjustment's
+        // 1-lane duals took 2.7 ms against 3.2 ms by the float comparisons. With 16 lanes
+        // the float comparisons measured faster (the 2×15 block: 337–345 against 372–374 ns).
         #[allow(clippy::eq_op)]
-        let regular = product != 0.0 && product - product == 0.0;
+        let regular = if N < 16 {
+            ((product.to_bits() >> 52) & 0x7ff).wrapping_sub(1) < 0x7fe
+        } else {
+            // x − x is 0 exactly for finite x, NaN for ±∞ and NaN.
+            product != 0.0 && product - product == 0.0
+        };
         // Tested before the sums, so that no operand's tangents stay live past them for the
         // rare path: with 16 lanes, keeping them spilled every operand to the stack.
         if unit || regular {
@@ -270,6 +278,19 @@ mod tests {
             let lanes = chain_lanes(false, [p[0]], [&a]);
             for l in 0..4 {
                 prop_assert!(same(lanes[l], chain(false, [p[0]], [a[l]])), "lane {}", l);
+            }
+        }
+
+        /// The same with 16 lanes, whose test of the partials is written differently.
+        #[test]
+        fn sixteen_lanes_equal_single_tangents(
+            p in prop::array::uniform2(special()),
+            a in prop::array::uniform16(special()),
+            b in prop::array::uniform16(special()),
+        ) {
+            let lanes = chain_lanes(false, p, [&a, &b]);
+            for l in 0..16 {
+                prop_assert!(same(lanes[l], chain(false, p, [a[l], b[l]])), "lane {}", l);
             }
         }
     }
