@@ -148,8 +148,9 @@ fn scale<T: Op>(partial: T, tangent: T) -> T {
 /// vectorised loop per operand); the test that decides whether they stand is per operation,
 /// not per lane: a partial that is finite and nonzero times any tangent is already what the
 /// convention asks, so if the product of the partials' values is finite and nonzero (no zero,
-/// infinity or NaN among them; below 16 lanes, also not subnormal) the sums stand. Only otherwise are the lanes tested for NaN, and only a
-/// NaN sends them lane by lane through [`chain`]'s slow path.
+/// infinity or NaN among them; below 16 lanes, also not subnormal) the sums stand. Only
+/// otherwise are the lanes tested for NaN, and only a NaN sends them lane by lane through
+/// [`chain`]'s slow path.
 #[inline(always)]
 pub(crate) fn chain_lanes<T: Op, const K: usize, const N: usize>(
     unit: bool,
