@@ -106,17 +106,19 @@ impl Colouring {
 /// For a pattern of 2³² rows or nonzeros or more (32-bit indices, as a tape's).
 pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
     let t = std::cell::OnceCell::new();
-    colour_columns_with(p, None, || t.get_or_init(|| p.transpose()), order)
+    colour_columns_with(p, None, || t.get_or_init(|| p.transpose()), order, None)
 }
 
 /// [`colour_columns`] of `p`, given its transpose if it is `at_hand` (a row colouring's, or
 /// one a driver keeps), else made by `make` only if `order` needs it: the natural order's
-/// greedy colouring then sorts the rows of each column itself, more cheaply.
+/// greedy colouring then sorts the rows of each column itself, more cheaply, from `ends`
+/// ([`Pattern::column_ends`]) if the caller has counted them.
 pub(crate) fn colour_columns_with<'a>(
     p: &Pattern,
     at_hand: Option<&'a Pattern>,
     make: impl FnOnce() -> &'a Pattern,
     order: Order,
+    ends: Option<Vec<u32>>,
 ) -> Colouring {
     let (visit, t) = match order {
         Order::Natural => (None, at_hand),
@@ -132,7 +134,7 @@ pub(crate) fn colour_columns_with<'a>(
             (Some(smallest_last(p, t)), Some(t))
         }
     };
-    let colours = greedy(p, t, visit.as_deref());
+    let colours = greedy(p, t, visit.as_deref(), ends);
     let count = colours.iter().map(|&c| c + 1).max().unwrap_or(0);
     Colouring {
         colours,
@@ -163,7 +165,7 @@ pub(crate) fn colour_columns_with<'a>(
 /// As [`colour_columns`], for 2³² columns or nonzeros or more.
 pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
     let t = p.transpose();
-    colour_columns_with(&t, Some(p), || p, order)
+    colour_columns_with(&t, Some(p), || p, order, None)
 }
 
 /// The greedy colouring: each column in turn, in the order `visit` (natural if `None`), takes
@@ -173,12 +175,17 @@ pub fn colour_rows(p: &Pattern, order: Order) -> Colouring {
 /// forbidden colours are the union of its rows' masks: O(nonzeros) in all, through the rows of
 /// each column (the transpose `t`'s, or [`rows_of_columns`] without one). A column whose rows
 /// already hold all 64 goes the long way, through its neighbours, for a colour from 64 up.
-fn greedy(p: &Pattern, t: Option<&Pattern>, visit: Option<&[usize]>) -> Vec<usize> {
+fn greedy(
+    p: &Pattern,
+    t: Option<&Pattern>,
+    visit: Option<&[usize]>,
+    ends: Option<Vec<u32>>,
+) -> Vec<usize> {
     match (t, visit) {
         (Some(t), Some(v)) => greedy_in(p, |j| t.row(j), v.iter().copied()),
         (Some(t), None) => greedy_in(p, |j| t.row(j), 0..p.cols()),
         (None, visit) => {
-            let (starts, rows) = rows_of_columns(p);
+            let (starts, rows) = rows_of_columns(p, ends.unwrap_or_else(|| p.column_ends()));
             let rows_of = |j: usize| &rows[starts[j] as usize..starts[j + 1] as usize];
             match visit {
                 Some(v) => greedy_in(p, rows_of, v.iter().copied()),
@@ -246,31 +253,26 @@ fn beyond_64(
         .expect("a free colour up to most")
 }
 
-/// The rows of each column, `rows[starts[j]..starts[j + 1]]` in increasing order (the
-/// transpose's structure, by a counting sort; `u32`, as the tape's indices).
-fn rows_of_columns(p: &Pattern) -> (Vec<u32>, Vec<u32>) {
+/// The rows of each column, `rows[starts[j]..starts[j + 1]]` in increasing order: the
+/// transpose's structure, by a counting sort from the columns' `ends`
+/// ([`Pattern::column_ends`]); `u32`, as the tape's indices.
+fn rows_of_columns(p: &Pattern, ends: Vec<u32>) -> (Vec<u32>, Vec<u32>) {
     assert!(
-        p.indices().len() <= u32::MAX as usize && p.rows() <= u32::MAX as usize,
-        "colouring a pattern of {} rows and {} nonzeros: at most 2³² − 1 of each (a tape's \
-         indices are 32-bit too)",
-        p.rows(),
-        p.indices().len()
+        p.rows() <= u32::MAX as usize,
+        "colouring a pattern of {} rows: at most 2³² − 1 (a tape's indices are 32-bit too)",
+        p.rows()
     );
-    let mut starts = vec![0u32; p.cols() + 1];
-    for &j in p.indices() {
-        starts[j + 1] += 1;
-    }
-    for j in 0..p.cols() {
-        starts[j + 1] += starts[j];
-    }
-    let mut next = starts.clone();
-    let mut rows = vec![0u32; p.indices().len()];
-    for i in 0..p.rows() {
+    // Rows from the last, each written just below the end of its column, which moves down:
+    // the ends become the starts, and each column's rows come out increasing.
+    let mut starts = ends;
+    let mut rows = vec![0u32; p.nnz()];
+    for i in (0..p.rows()).rev() {
         for &j in p.row(i) {
-            rows[next[j] as usize] = i as u32;
-            next[j] += 1;
+            starts[j] -= 1;
+            rows[starts[j] as usize] = i as u32;
         }
     }
+    starts.push(p.nnz() as u32);
     (starts, rows)
 }
 

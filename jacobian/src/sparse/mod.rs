@@ -142,13 +142,31 @@ impl Pattern {
         Pattern(self.0.transpose())
     }
 
-    /// The most nonzeros in a column (without making the transpose).
-    pub(crate) fn max_col_len(&self) -> usize {
-        let mut count = vec![0usize; self.cols()];
+    /// Where each column's rows end in the transpose: `ends[j]` counts the nonzeros in columns
+    /// `0..=j`. The first pass of the transpose's counting sort, which also gives the longest
+    /// column (see [`max_len`]): a driver that colours columns counts them once.
+    ///
+    /// # Panics
+    ///
+    /// For 2³² nonzeros or more (32-bit indices, as a tape's).
+    pub(crate) fn column_ends(&self) -> Vec<u32> {
+        assert!(
+            self.nnz() <= u32::MAX as usize,
+            "a pattern of {} nonzeros: at most 2³² − 1 (a tape's indices are 32-bit too)",
+            self.nnz()
+        );
+        // Room for the transpose's closing start.
+        let mut ends = Vec::with_capacity(self.cols() + 1);
+        ends.resize(self.cols(), 0u32);
         for &j in self.indices() {
-            count[j] += 1;
+            ends[j] += 1;
         }
-        count.into_iter().max().unwrap_or(0)
+        let mut sum = 0;
+        for end in &mut ends {
+            sum += *end;
+            *end = sum;
+        }
+        ends
     }
 
     /// The most nonzeros in one row: no column colouring has fewer colours.
@@ -171,4 +189,15 @@ impl From<Pattern> for SparsityPattern {
     fn from(p: Pattern) -> SparsityPattern {
         p.0
     }
+}
+
+/// The longest column, from [`Pattern::column_ends`].
+pub(crate) fn max_len(ends: &[u32]) -> usize {
+    let mut previous = 0;
+    let mut most = 0;
+    for &end in ends {
+        most = most.max(end - previous);
+        previous = end;
+    }
+    most as usize
 }

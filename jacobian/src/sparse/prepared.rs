@@ -4,6 +4,7 @@
 use super::colouring::colour_columns_with;
 use super::compressed::{self, Compressed, Gather, Read};
 use super::detect::{Detected, detect_jacobian};
+use super::max_len;
 use super::plan::{SparsePlan, Strategy, choose};
 use super::{Colouring, Detection, Pattern, SparseJacobian, SparseOptions};
 use crate::sweeps::{self, Recorded};
@@ -126,9 +127,12 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         let transpose = OnceCell::new();
         let t = || transpose.get_or_init(|| p.transpose());
         let order = self.options.order;
-        let bounds = (p.max_row_len(), p.max_col_len());
-        let colour_columns = || colour_columns_with(&p, transpose.get(), t, order);
-        let colour_rows = || colour_columns_with(t(), Some(&p), || &p, order);
+        // The columns' counts give their bound, and start the colouring's transpose.
+        let ends = p.column_ends();
+        let bounds = (p.max_row_len(), max_len(&ends));
+        let mut ends = Some(ends);
+        let mut colour_columns = || colour_columns_with(&p, transpose.get(), t, order, ends.take());
+        let colour_rows = || colour_columns_with(t(), Some(&p), || &p, order, None);
         let (mut columns, mut rows) = (None, None);
         match self.options.mode {
             Mode::Forward => columns = Some(colour_columns()),
@@ -270,13 +274,13 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             Strategy::Columns => {
                 let c = self
                     .columns
-                    .get_or_insert_with(|| colour_columns_with(p, transpose.get(), t, order));
+                    .get_or_insert_with(|| colour_columns_with(p, transpose.get(), t, order, None));
                 self.plan.column_colours = Some(c.count);
             }
             Strategy::Rows => {
                 let c = self
                     .rows
-                    .get_or_insert_with(|| colour_columns_with(t(), Some(p), || p, order));
+                    .get_or_insert_with(|| colour_columns_with(t(), Some(p), || p, order, None));
                 self.plan.row_colours = Some(c.count);
             }
             _ => {}

@@ -174,6 +174,12 @@ proptest! {
             prop_assert_eq!(s.to_dense(), dense.matrix.clone(), "{:?}", strategy);
         }
         let auto = sparse_jacobian(&f, &x).unwrap();
+        // The colourings' lower bounds: the longest row for columns, the longest column (the
+        // transpose's row) for rows.
+        let p = jacobian::sparse::jacobian_pattern(&f, &x, Detection::Auto).unwrap();
+        let longest = |q: &jacobian::sparse::Pattern| (0..q.rows()).map(|i| q.row(i).len()).max();
+        prop_assert_eq!(auto.plan.column_bound, longest(&p).unwrap_or(0));
+        prop_assert_eq!(auto.plan.row_bound, longest(&p.transpose()).unwrap_or(0));
         for (a, b) in auto.to_dense().iter().zip(forward.matrix.iter()) {
             prop_assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
         }
