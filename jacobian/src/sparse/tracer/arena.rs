@@ -1,0 +1,277 @@
+//! The arena of one sparsity detection: the index sets of its tracers (sorted, each a node),
+//! the pairs that second derivatives couple, and the reason global detection gave up.
+
+use super::{Curvature, FLAT, NONE, Tracer, curvature};
+use reverse::union_of_sorted;
+use shared_ops::Binary;
+use std::cell::{Cell, RefCell};
+
+/// One detection's sets: node `k`'s inputs are `items[bounds[k]..bounds[k + 1]]`.
+#[derive(Default)]
+pub(super) struct Arena {
+    pub(super) bounds: Vec<usize>,
+    pub(super) items: Vec<u32>,
+    /// Pairs `(i, j)`, `i ≤ j`, of inputs some nonlinear operation couples (Hessians only).
+    pub(super) pairs: Option<Vec<(u32, u32)>>,
+    /// Pairs kept after the last sort and dedup.
+    deduped: usize,
+    /// Values are carried (local detection).
+    pub(super) local: bool,
+    /// The first decision that needed a value, in global detection.
+    pub(super) refused: Option<String>,
+    scratch: Vec<u32>,
+    /// Nodes `0..inputs` are the inputs.
+    inputs: u32,
+}
+
+/// A detection's kept buffers: the arena's bounds and items, and the tracers of the inputs.
+pub(super) type Spare = (Vec<usize>, Vec<u32>, Vec<Tracer>);
+
+thread_local! {
+    pub(super) static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
+    /// A global detection of a Jacobian is running: no values to carry, no pairs to couple, so
+    /// a one-argument rule keeps its operand's set without borrowing the arena.
+    pub(super) static PLAIN: Cell<bool> = const { Cell::new(false) };
+    /// The last detection's buffers (the arena's, and the inputs'), kept for the next one on
+    /// this thread: a fresh arena's growth (page faults, copies) cost as much as the detection
+    /// itself.
+    pub(super) static SPARE: RefCell<Spare> =
+        const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
+}
+
+/// `f` on the running detection's arena.
+///
+/// # Panics
+///
+/// Outside a detection (a `Tracer` kept from one, or used on another thread).
+pub(super) fn with<R>(f: impl FnOnce(&mut Arena) -> R) -> R {
+    ARENA.with(|a| {
+        let mut a = a.borrow_mut();
+        let arena = a
+            .as_mut()
+            .expect("a Tracer was used outside a sparsity detection (or on another thread)");
+        f(arena)
+    })
+}
+
+impl Arena {
+    /// The arena of a detection of `n` inputs, in kept buffers: nodes `0..n` are the inputs.
+    pub(super) fn new(
+        mut bounds: Vec<usize>,
+        mut items: Vec<u32>,
+        n: usize,
+        local: bool,
+        hessian: bool,
+    ) -> Arena {
+        bounds.clear();
+        items.clear();
+        bounds.reserve(4 * n + 1);
+        items.reserve(8 * n);
+        bounds.extend(0..=n);
+        items.extend(0..n as u32);
+        Arena {
+            bounds,
+            items,
+            pairs: hessian.then(Vec::new),
+            local,
+            inputs: n as u32,
+            ..Arena::default()
+        }
+    }
+
+    pub(super) fn set(&self, node: u32) -> &[u32] {
+        match node {
+            NONE | FLAT => &[],
+            k => &self.items[self.bounds[k as usize]..self.bounds[k as usize + 1]],
+        }
+    }
+
+    /// A node whose set is the union of `a`'s and `b`'s: one of them if it holds the other's
+    /// (no new node), else a new node. Inlined into every operation, so that the cases that
+    /// touch no set pay no call.
+    #[inline(always)]
+    fn union2(&mut self, a: u32, b: u32) -> u32 {
+        // NONE and FLAT, the two largest nodes, hold no input: the union is the other operand,
+        // and FLAT (a value that depends on inputs) wins over NONE. That is the smaller node.
+        if a == b || a.max(b) >= FLAT {
+            return a.min(b);
+        }
+        // Nodes below `inputs` are the inputs, each its own set: adding one to a small set (a
+        // stencil's row, a sum, term by term) is an insertion that reads only the other set.
+        match (a < self.inputs, b < self.inputs) {
+            (false, true) => self.insert(a, b),
+            (true, false) => self.insert(b, a),
+            (true, true) => {
+                self.items.extend([a.min(b), a.max(b)]);
+                self.close(self.items.len())
+            }
+            (false, false) => self.merge_sets(a, b),
+        }
+    }
+
+    /// [`union2`](Self::union2) of two sets that are not inputs, by a merge.
+    #[inline(never)]
+    fn merge_sets(&mut self, a: u32, b: u32) -> u32 {
+        let (ra, rb) = (self.range(a), self.range(b));
+        let (la, lb) = (ra.len(), rb.len());
+        // Merged aside, so that nothing is written to the arena unless the union is a new set:
+        // small sets (a stencil's rows) on the stack, large ones in the scratch buffer.
+        let mut small = [0; 8];
+        let on_stack = la + lb <= small.len();
+        let len = if on_stack {
+            union_of_sorted(&self.items[ra], &self.items[rb], &mut small)
+        } else {
+            self.merge_large(ra, rb)
+        };
+        // Same size as an operand: it is that operand's set.
+        if len == la {
+            a
+        } else if len == lb {
+            b
+        } else if on_stack {
+            self.push_small(&small, len)
+        } else {
+            self.items.extend_from_slice(&self.scratch[..len]);
+            self.bounds.push(self.items.len());
+            (self.bounds.len() - 2) as u32
+        }
+    }
+
+    /// The node of `a`'s set with the input `x` added: `a` if it holds `x`, else a new node.
+    /// A set of fewer than 8 is written at the arena's end, element by element: the smaller
+    /// inputs, `x`, the larger ones. (Built on the stack and copied in, the set was read back
+    /// by wider loads than the stores that wrote it, which stalls store-to-load forwarding:
+    /// perf put a fifth of a grid's detection on one such load.)
+    #[inline(never)]
+    fn insert(&mut self, a: u32, x: u32) -> u32 {
+        let r = self.range(a);
+        let len = r.len();
+        if len >= 8 {
+            return self.merge_sets(a, x);
+        }
+        let end = self.items.len();
+        self.items.extend_from_slice(&[0; 8]);
+        let (old, new) = self.items.split_at_mut(end);
+        let (src, new) = (&old[r], &mut new[..=len]);
+        // The smaller inputs, then x (unless the set holds it), then the larger ones.
+        let mut k = 0;
+        while k < len && src[k] < x {
+            new[k] = src[k];
+            k += 1;
+        }
+        if k < len && src[k] == x {
+            self.items.truncate(end);
+            return a;
+        }
+        new[k] = x;
+        while k < len {
+            new[k + 1] = src[k];
+            k += 1;
+        }
+        self.close(end + len + 1)
+    }
+
+    /// Ends the set written at the arena's end at `end`: a new node.
+    #[inline(always)]
+    fn close(&mut self, end: usize) -> u32 {
+        self.items.truncate(end);
+        self.bounds.push(end);
+        (self.bounds.len() - 2) as u32
+    }
+
+    /// A new node whose set is `set[..len]`. All eight are copied, then cut: a copy of fixed
+    /// size is inlined, a call to memmove for a handful of numbers is not.
+    #[inline(always)]
+    fn push_small(&mut self, set: &[u32; 8], len: usize) -> u32 {
+        let end = self.items.len() + len;
+        self.items.extend_from_slice(set);
+        self.items.truncate(end);
+        self.bounds.push(self.items.len());
+        (self.bounds.len() - 2) as u32
+    }
+
+    /// [`union_of_sorted`] of two sets of the arena into the scratch buffer.
+    #[inline(never)]
+    fn merge_large(&mut self, ra: std::ops::Range<usize>, rb: std::ops::Range<usize>) -> usize {
+        let mut out = std::mem::take(&mut self.scratch);
+        out.resize(ra.len() + rb.len(), 0);
+        let len = union_of_sorted(&self.items[ra], &self.items[rb], &mut out);
+        self.scratch = out;
+        len
+    }
+
+    /// A new node whose set is the union of the given nodes' sets (a sum of many terms).
+    pub(super) fn union(&mut self, nodes: &[u32]) -> u32 {
+        if let [a, b] = *nodes {
+            return self.union2(a, b);
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for &k in nodes {
+            scratch.extend_from_slice(self.set(k));
+        }
+        scratch.sort_unstable();
+        scratch.dedup();
+        self.items.extend_from_slice(&scratch);
+        self.scratch = scratch;
+        self.bounds.push(self.items.len());
+        (self.bounds.len() - 2) as u32
+    }
+
+    fn range(&self, node: u32) -> std::ops::Range<usize> {
+        self.bounds[node as usize]..self.bounds[node as usize + 1]
+    }
+
+    /// The node of `rule(a, b)`, coupling what its curvature couples.
+    #[inline(always)]
+    pub(super) fn union_for<R: Binary>(&mut self, a: u32, b: u32) -> u32 {
+        let curvature = curvature::<R>();
+        if self.refused.is_some() {
+            return NONE;
+        }
+        if matches!(curvature, Curvature::Flat) {
+            return FLAT;
+        }
+        let ab = self.union2(a, b);
+        match curvature {
+            Curvature::Product => self.couple(a, b),
+            Curvature::Quotient => {
+                self.couple(a, b);
+                self.couple(b, b);
+            }
+            Curvature::Nonlinear => self.couple(ab, ab),
+            Curvature::Flat | Curvature::Linear => {}
+        }
+        ab
+    }
+
+    /// Records that second derivatives couple every input of `a` with every input of `b`, if
+    /// the detection is a Hessian's.
+    #[inline(always)]
+    pub(super) fn couple(&mut self, a: u32, b: u32) {
+        if let Some(pairs) = self.pairs.take() {
+            self.add_pairs(pairs, a, b);
+        }
+    }
+
+    fn add_pairs(&mut self, mut pairs: Vec<(u32, u32)>, a: u32, b: u32) {
+        for &i in self.set(a) {
+            for &j in self.set(b) {
+                pairs.push((i.min(j), i.max(j)));
+            }
+        }
+        // Keep duplicates from growing without bound: dedup when the list has doubled.
+        if pairs.len() > 2 * self.deduped.max(1 << 16) {
+            pairs.sort_unstable();
+            pairs.dedup();
+            self.deduped = pairs.len();
+        }
+        self.pairs = Some(pairs);
+    }
+
+    pub(super) fn refuse(&mut self, what: impl FnOnce() -> String) {
+        if !self.local && self.refused.is_none() {
+            self.refused = Some(what());
+        }
+    }
+}
