@@ -8,12 +8,13 @@
 //! are the same. A piecewise-constant result (`floor`, `signum`, `round`, …) has an empty set,
 //! its derivative being zero, but its value depends on its inputs: global detection refuses a
 //! branch on it as on them. The sets live in a thread-local arena for the duration of one
-//! detection.
+//! detection; in global detection of a Jacobian a set of up to four inputs lives in the tracer
+//! itself, so that a stencil's row is built without touching the arena.
 
 mod arena;
 
 use crate::sweeps::KEPT_LIMIT;
-use arena::{ARENA, Arena, PLAIN, SPARE, with};
+use arena::{ARENA, Arena, PLAIN, SPARE, insert, with};
 use core::any::TypeId;
 use shared_ops::num_traits::{One, Zero};
 use shared_ops::{Binary, Error, Function, Op, Unary, rules};
@@ -26,8 +27,16 @@ const NONE: u32 = u32::MAX;
 /// set, but its value depends on them, so a branch on it is refused like one on its inputs.
 const FLAT: u32 = u32::MAX - 1;
 
-/// A number for sparsity detection: which inputs it depends on (a node of the detection's
-/// arena) and, in local detection, its value. Only the detection drivers create inputs; a
+/// An unused slot of a set held in a tracer: the largest number, so it sorts last.
+const EMPTY: u32 = u32::MAX;
+
+/// The second word of a tracer that names a node (and carries a value), not a set: no input
+/// has this index.
+const NODE: u32 = u32::MAX - 1;
+
+/// A number for sparsity detection: which inputs it depends on (in global detection of a
+/// Jacobian up to four are held in the tracer itself, more in a node of the detection's arena)
+/// and, in local detection, its value. Only the detection drivers create inputs; a
 /// `Tracer` made by [`Op::constant`] is a constant.
 ///
 /// ```
@@ -45,8 +54,20 @@ const FLAT: u32 = u32::MAX - 1;
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Tracer {
-    node: u32,
-    value: f64,
+    // Four 32-bit words in two 64-bit halves: 16 bytes, passed in two registers (a tracer that
+    // held seven inputs in 40 bytes passed through memory, and detection took twice as long).
+    // Either a node, a marker and a value: `[node, NODE]`, `value.to_bits()`; or, in global
+    // detection of a Jacobian only, a set of one to four inputs, increasing, then `EMPTY`s.
+    head: u64,
+    tail: u64,
+}
+
+/// What a [`Tracer`] holds.
+enum Form {
+    /// A node of the arena (or `NONE`, `FLAT`), and the value.
+    Node(u32, f64),
+    /// A set of one to four inputs, increasing, then `EMPTY`s (its value is NaN).
+    Set([u32; 4]),
 }
 
 impl Default for Tracer {
@@ -57,16 +78,17 @@ impl Default for Tracer {
 
 impl From<f64> for Tracer {
     fn from(value: f64) -> Self {
-        Tracer { node: NONE, value }
+        Tracer::node(NONE, value)
     }
 }
 
 impl fmt::Display for Tracer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.node {
-            NONE => write!(f, "{}", self.value),
-            FLAT => write!(f, "tracer (piecewise constant)"),
-            node => write!(f, "tracer #{node}"),
+        match self.form() {
+            Form::Node(NONE, value) => write!(f, "{value}"),
+            Form::Node(FLAT, _) => write!(f, "tracer (piecewise constant)"),
+            Form::Node(node, _) => write!(f, "tracer #{node}"),
+            Form::Set(set) => write!(f, "tracer of inputs {:?}", Tracer::inputs(&set)),
         }
     }
 }
@@ -109,8 +131,44 @@ fn curvature<R: 'static>() -> Curvature {
 }
 
 impl Tracer {
+    #[inline(always)]
+    fn node(node: u32, value: f64) -> Tracer {
+        Tracer {
+            head: u64::from(node) | u64::from(NODE) << 32,
+            tail: value.to_bits(),
+        }
+    }
+
+    #[inline(always)]
+    fn set(set: [u32; 4]) -> Tracer {
+        let pair = |a: u32, b: u32| u64::from(a) | u64::from(b) << 32;
+        Tracer {
+            head: pair(set[0], set[1]),
+            tail: pair(set[2], set[3]),
+        }
+    }
+
+    #[inline(always)]
+    fn form(self) -> Form {
+        let (w0, w1) = (self.head as u32, (self.head >> 32) as u32);
+        if w1 == NODE {
+            Form::Node(w0, f64::from_bits(self.tail))
+        } else {
+            Form::Set([w0, w1, self.tail as u32, (self.tail >> 32) as u32])
+        }
+    }
+
+    /// The inputs of a set held in a tracer.
+    #[inline(always)]
+    fn inputs(set: &[u32; 4]) -> &[u32] {
+        // The `EMPTY`s are last: count them without a branch.
+        let len = set.iter().filter(|&&k| k != EMPTY).count();
+        &set[..len]
+    }
+
+    #[inline(always)]
     fn is_input_free(self) -> bool {
-        self.node == NONE
+        matches!(self.form(), Form::Node(NONE, _))
     }
 
     /// The `a·b + c` of `mul_add`.
@@ -138,24 +196,65 @@ impl Op for Tracer {
     }
 
     fn value(&self) -> f64 {
-        self.value
+        match self.form() {
+            Form::Node(_, value) => value,
+            Form::Set(_) => f64::NAN,
+        }
     }
 
     fn is_structural_zero(&self) -> bool {
-        self.is_input_free() && self.value == 0.0
+        self.is_input_free() && self.value() == 0.0
     }
 
+    #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
-        if self.is_input_free() {
-            return Tracer::from(rule.eval(self.value).0);
+        // A constant; in global detection of a Jacobian, a set held in the tracer (its
+        // operand's set, and no arena to ask). Inlined into the user's function.
+        match self.form() {
+            Form::Node(NONE, value) => Tracer::from(rule.eval(value).0),
+            Form::Set(_) if matches!(curvature::<R>(), Curvature::Flat) => {
+                Tracer::node(FLAT, f64::NAN)
+            }
+            Form::Set(_) => self,
+            Form::Node(..) => self.apply1_called(rule),
         }
+    }
+
+    #[inline(always)]
+    fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
+        // Inlined into the user's function: two constants; in global detection of a Jacobian,
+        // an input added to a set held in a tracer (a stencil's row, term by term) and a
+        // constant added to one. The rest is a call.
+        let flat = matches!(curvature::<R>(), Curvature::Flat);
+        let constant = rule_is!(R: Add Sub Mul);
+        match (self.form(), other.form()) {
+            (Form::Node(NONE, a), Form::Node(NONE, b)) => return Tracer::from(rule.eval(a, b).0),
+            (Form::Set(s), Form::Set([x, EMPTY, ..]))
+            | (Form::Set([x, EMPTY, ..]), Form::Set(s))
+                if !flat =>
+            {
+                if let Ok(set) = insert(s, x) {
+                    return Tracer::set(set);
+                }
+            }
+            (Form::Set(_), Form::Node(NONE, _)) if constant => return self,
+            (Form::Node(NONE, _), Form::Set(_)) if constant => return other,
+            _ => {}
+        }
+        self.apply2_called(other, rule)
+    }
+}
+
+impl Tracer {
+    /// [`Op::apply1`] of a tracer that names a node.
+    #[inline(always)]
+    fn apply1_called<R: Unary>(self, rule: R) -> Self {
+        let flat = matches!(curvature::<R>(), Curvature::Flat);
+        let Form::Node(node, value) = self.form() else {
+            unreachable!("a set held in a tracer is handled inline")
+        };
         if PLAIN.get() {
-            let flat = matches!(curvature::<R>(), Curvature::Flat);
-            let node = if flat { FLAT } else { self.node };
-            return Tracer {
-                node,
-                value: f64::NAN,
-            };
+            return Tracer::node(if flat { FLAT } else { node }, f64::NAN);
         }
         // After a refusal the result is an error: skip the work.
         let (node, local) = with(|a| {
@@ -163,42 +262,43 @@ impl Op for Tracer {
                 _ if a.refused.is_some() => NONE,
                 Curvature::Flat => FLAT,
                 Curvature::Nonlinear => {
-                    a.couple(self.node, self.node);
-                    self.node
+                    a.couple(node, node);
+                    node
                 }
-                _ => self.node,
+                _ => node,
             };
             (node, a.local)
         });
-        Tracer {
-            node,
-            value: if local {
-                value_of(rule, self.value)
-            } else {
-                f64::NAN
-            },
-        }
-    }
-
-    fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
-        if self.is_input_free() && other.is_input_free() {
-            return Tracer::from(rule.eval(self.value, other.value).0);
-        }
-        // `x ± c`, `c ± x`, `c·x`: x's set, and nothing to couple. Without the arena: NaN (a
-        // global detection's value) stays NaN through these three, a local value is computed.
-        if (self.is_input_free() || other.is_input_free()) && rule_is!(R: Add Sub Mul) {
-            let node = self.node.min(other.node);
-            let value = rule.eval(self.value, other.value).0;
-            return Tracer { node, value };
-        }
-        let (a, b) = (self.node, other.node);
-        let (node, local) = with(|arena| (arena.union_for::<R>(a, b), arena.local));
         let value = if local {
-            value_of2(rule, self.value, other.value)
+            value_of(rule, value)
         } else {
             f64::NAN
         };
-        Tracer { node, value }
+        Tracer::node(node, value)
+    }
+
+    /// [`Op::apply2`] but for its inlined cases.
+    #[inline(always)]
+    fn apply2_called<R: Binary>(self, other: Self, rule: R) -> Self {
+        let (a, b) = match (self.form(), other.form()) {
+            // A set held in a tracer: global detection of a Jacobian.
+            (Form::Set(_), _) | (_, Form::Set(_)) => {
+                return with(|arena| arena.union_of_sets::<R>(self, other));
+            }
+            (Form::Node(a, x), Form::Node(b, y)) => ((a, x), (b, y)),
+        };
+        // `x ± c`, `c ± x`, `c·x`: x's set, and nothing to couple. Without the arena: NaN (a
+        // global detection's value) stays NaN through these three, a local value is computed.
+        if (a.0 == NONE || b.0 == NONE) && rule_is!(R: Add Sub Mul) {
+            return Tracer::node(a.0.min(b.0), rule.eval(a.1, b.1).0);
+        }
+        let (node, local) = with(|arena| (arena.union_for::<R>(a.0, b.0), arena.local));
+        let value = if local {
+            value_of2(rule, a.1, b.1)
+        } else {
+            f64::NAN
+        };
+        Tracer::node(node, value)
     }
 }
 
@@ -211,7 +311,7 @@ impl Zero for Tracer {
         if !self.is_input_free() {
             with(|arena| arena.refuse(|| "a test of a value (is_zero)".into()));
         }
-        self.value == 0.0
+        self.value() == 0.0
     }
 }
 
@@ -222,24 +322,23 @@ impl One for Tracer {
 }
 
 shared_ops::impl_float_via_rules!(
-    impl [] for Tracer, inner f64, primal |t| t.value,
+    impl [] for Tracer, inner f64, primal |t| t.value(),
     // A sum is one union, not a chain of growing ones.
     sum |iter| {
         let terms: Vec<Tracer> = iter.collect();
-        let value = terms.iter().map(|t| t.value).sum();
-        let nodes: Vec<u32> = terms.iter().map(|t| t.node).collect();
-        let node = if nodes.iter().all(|&k| k == NONE) {
+        let value = terms.iter().map(Op::value).sum();
+        let node = if terms.iter().all(|t| t.is_input_free()) {
             NONE
         } else {
-            with(|a| if a.refused.is_some() { NONE } else { a.union(&nodes) })
+            with(|a| if a.refused.is_some() { NONE } else { a.union(&terms) })
         };
-        Tracer { node, value }
+        Tracer::node(node, value)
     },
     compare |a, b| {
         if !(a.is_input_free() && b.is_input_free()) {
             with(|arena| arena.refuse(|| "a comparison of values (<, >, ==, max by hand, …)".into()));
         }
-        a.value.partial_cmp(&b.value)
+        a.value().partial_cmp(&b.value())
     },
     test |x, name, result| {
         if !x.is_input_free() {
@@ -291,14 +390,20 @@ pub(crate) fn trace<F: Function>(
     hessian: bool,
 ) -> Result<Traced, Error> {
     let n = x.len();
+    assert!(
+        n < NODE as usize,
+        "sparsity detection of {n} inputs: at most 2³² − 3 (a tracer's sets are 32-bit)"
+    );
     let (bounds, items, mut xs) = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let arena = Arena::new(bounds, items, n, local, hessian);
     let previous = ARENA.with(|a| a.replace(Some(arena)));
-    let was_plain = PLAIN.replace(!local && !hessian);
+    let plain = !local && !hessian;
+    let was_plain = PLAIN.replace(plain);
     xs.clear();
-    xs.extend(x.iter().enumerate().map(|(k, &v)| Tracer {
-        node: k as u32,
-        value: if local { v } else { f64::NAN },
+    xs.extend(x.iter().enumerate().map(|(k, &v)| match (plain, local) {
+        (true, _) => Tracer::set([k as u32, EMPTY, EMPTY, EMPTY]),
+        (false, true) => Tracer::node(k as u32, v),
+        (false, false) => Tracer::node(k as u32, f64::NAN),
     }));
     let ys = f.eval(&xs);
     PLAIN.set(was_plain);
@@ -312,7 +417,15 @@ pub(crate) fn trace<F: Function>(
     let mut indices = Vec::new();
     offsets.push(0);
     for y in &ys {
-        indices.extend(arena.set(y.node).iter().map(|&k| k as usize));
+        let held;
+        let set = match y.form() {
+            Form::Node(node, _) => arena.set(node),
+            Form::Set(set) => {
+                held = set;
+                Tracer::inputs(&held)
+            }
+        };
+        indices.extend(set.iter().map(|&k| k as usize));
         offsets.push(indices.len());
     }
     let bytes = 8 * arena.bounds.capacity()

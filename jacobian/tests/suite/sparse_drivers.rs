@@ -355,6 +355,72 @@ fn a_branch_on_floor_of_an_input_is_refused_by_global_detection() {
     assert_eq!((p.row(0), p.row(1)), (&[1][..], &[][..]));
 }
 
+/// Global detection holds sets of up to four inputs in the tracer and larger ones in the
+/// arena: every way the two meet gives the exact union (each row's expected set beside it).
+#[test]
+fn sets_held_in_the_tracer_meet_the_arena_exactly() {
+    struct Meetings;
+    impl Function for Meetings {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let small = x[3] * x[1] + x[2]; // {1, 2, 3}, held
+            let five = small - x[0] * x[4]; // {0..5}: four and one make five, in the arena
+            let eight = (x[5] + x[6]) * (x[7] + x[8]) + (x[9] + x[10]) / (x[11] + x[12]);
+            vec![
+                small,
+                five,
+                small + (x[2] * x[3]).sin(), // a held set and its own subset
+                small * (x[3] - x[6]),       // overlapping held sets: {1, 2, 3, 6}, held
+                small * (x[6] - x[7]),       // held sets whose union has five
+                eight,                       // held sets whose union has eight
+                five + (x[9] + x[1]),        // a node and a held set: a new node
+                five + (x[4] + x[1]),        // a node and a held subset: the node
+                [x[1], x[9], x[1], x[12]].into_iter().sum(), // a sum of held sets
+                [five, x[9], eight].into_iter().sum(), // a sum of nodes and a held set
+                x[2].floor() + x[3],         // piecewise constant: only x₃
+                x[2].floor() * T::constant(2.0) + x[3].floor(), // no input at all
+                (x[12] * x[12]).exp().ln_1p(), // one input through rules of one argument
+                (small + x[6]) + x[0],       // four held and a smaller input: five
+                (small + x[6]) + x[9],       // four held and a larger input: five
+            ]
+        }
+    }
+    let want: [&[usize]; 15] = [
+        &[1, 2, 3],
+        &[0, 1, 2, 3, 4],
+        &[1, 2, 3],
+        &[1, 2, 3, 6],
+        &[1, 2, 3, 6, 7],
+        &[5, 6, 7, 8, 9, 10, 11, 12],
+        &[0, 1, 2, 3, 4, 9],
+        &[0, 1, 2, 3, 4],
+        &[1, 9, 12],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+        &[3],
+        &[],
+        &[12],
+        &[0, 1, 2, 3, 6],
+        &[1, 2, 3, 6, 9],
+    ];
+    let x = [0.5; 13];
+    let global = jacobian_pattern(&Meetings, &x, Detection::Global).unwrap();
+    // Local detection reads the recording, which keeps floor's operand (a zero partial).
+    let local = jacobian_pattern(&Meetings, &x, Detection::Local).unwrap();
+    for (i, row) in want.iter().enumerate() {
+        assert_eq!(global.row(i), *row, "row {i}");
+        assert!(row.iter().all(|&j| p_has(&local, i, j)), "row {i}");
+    }
+    // A branch on a held set is refused like one on a node.
+    struct Branch;
+    impl Function for Branch {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let s = x[0] + x[1];
+            vec![if s > T::zero() { s } else { x[2] }]
+        }
+    }
+    let err = jacobian_pattern(&Branch, &[1.0, 1.0, 1.0], Detection::Global).unwrap_err();
+    assert!(err.to_string().contains("comparison"), "{err}");
+}
+
 #[test]
 fn max_and_abs_keep_both_operands_in_a_global_pattern() {
     struct Kinks;

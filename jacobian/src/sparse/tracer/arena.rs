@@ -1,7 +1,8 @@
-//! The arena of one sparsity detection: the index sets of its tracers (sorted, each a node),
+//! The arena of one sparsity detection: the index sets of its tracers (sorted, each a node;
+//! and the unions of the sets of up to four inputs that a tracer holds itself),
 //! the pairs that second derivatives couple, and the reason global detection gave up.
 
-use super::{Curvature, FLAT, NONE, Tracer, curvature};
+use super::{Curvature, EMPTY, FLAT, Form, NONE, Tracer, curvature};
 use reverse::union_of_sorted;
 use shared_ops::Binary;
 use std::cell::{Cell, RefCell};
@@ -182,7 +183,7 @@ impl Arena {
     /// A new node whose set is `set[..len]`. All eight are copied, then cut: a copy of fixed
     /// size is inlined, a call to memmove for a handful of numbers is not.
     #[inline(always)]
-    fn push_small(&mut self, set: &[u32; 8], len: usize) -> u32 {
+    pub(super) fn push_small(&mut self, set: &[u32; 8], len: usize) -> u32 {
         let end = self.items.len() + len;
         self.items.extend_from_slice(set);
         self.items.truncate(end);
@@ -200,26 +201,98 @@ impl Arena {
         len
     }
 
-    /// A new node whose set is the union of the given nodes' sets (a sum of many terms).
-    pub(super) fn union(&mut self, nodes: &[u32]) -> u32 {
-        if let [a, b] = *nodes {
+    /// A new node whose set is the union of the given tracers' sets (a sum of many terms).
+    pub(super) fn union(&mut self, terms: &[Tracer]) -> u32 {
+        if let [a, b] = *terms
+            && let (Form::Node(a, _), Form::Node(b, _)) = (a.form(), b.form())
+        {
             return self.union2(a, b);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        for &k in nodes {
-            scratch.extend_from_slice(self.set(k));
+        for t in terms {
+            match t.form() {
+                Form::Node(k, _) => scratch.extend_from_slice(self.set(k)),
+                Form::Set(ref set) => scratch.extend_from_slice(Tracer::inputs(set)),
+            }
         }
         scratch.sort_unstable();
         scratch.dedup();
-        self.items.extend_from_slice(&scratch);
+        let node = self.new_set(&scratch);
         self.scratch = scratch;
+        node
+    }
+
+    /// A new node whose set is `set` (increasing). Inlined, so that a copy of known length
+    /// (five inputs) is not a call to `memmove`.
+    #[inline(always)]
+    pub(super) fn new_set(&mut self, set: &[u32]) -> u32 {
+        self.items.extend_from_slice(set);
         self.bounds.push(self.items.len());
         (self.bounds.len() - 2) as u32
     }
 
+    /// The node of node `a`'s set with the inputs of `set` (increasing) added: `a` if it
+    /// holds them, else a new node. The union is written at the arena's end, as
+    /// [`insert`](Self::insert) writes.
+    pub(super) fn union_with(&mut self, a: u32, set: &[u32]) -> u32 {
+        if let [x] = *set {
+            return self.insert(a, x);
+        }
+        let ra = self.range(a);
+        let (la, end) = (ra.len(), self.items.len());
+        self.items.resize(end + la + set.len(), 0);
+        let (old, new) = self.items.split_at_mut(end);
+        let len = union_of_sorted(&old[ra], set, new);
+        if len == la {
+            self.items.truncate(end);
+            return a;
+        }
+        self.close(end + len)
+    }
+
     fn range(&self, node: u32) -> std::ops::Range<usize> {
         self.bounds[node as usize]..self.bounds[node as usize + 1]
+    }
+
+    /// `rule(a, b)` where a set is held in a tracer (global detection of a Jacobian, so no pairs
+    /// to couple and no value to compute): the union of the sets, held in the tracer while it
+    /// has at most four inputs, else a node of the arena. After a refusal the result is an error:
+    /// the work is skipped, as for nodes.
+    pub(super) fn union_of_sets<R: Binary>(&mut self, a: Tracer, b: Tracer) -> Tracer {
+        if self.refused.is_some() {
+            return Tracer::node(NONE, f64::NAN);
+        }
+        if matches!(curvature::<R>(), Curvature::Flat) {
+            return Tracer::node(FLAT, f64::NAN);
+        }
+        let node = match (a.form(), b.form()) {
+            (Form::Set(s), Form::Set(t)) => match t {
+                [x, EMPTY, ..] => match insert(s, x) {
+                    Ok(set) => return Tracer::set(set),
+                    Err(five) => self.new_set(&five),
+                },
+                _ => {
+                    let mut union = [0; 8];
+                    let len = union_of_sorted(Tracer::inputs(&s), Tracer::inputs(&t), &mut union);
+                    if len > 4 {
+                        self.push_small(&union, len)
+                    } else {
+                        let mut set = [EMPTY; 4];
+                        set[..len].copy_from_slice(&union[..len]);
+                        return Tracer::set(set);
+                    }
+                }
+            },
+            // NONE and FLAT hold no input.
+            (Form::Set(_), Form::Node(k, _)) if k >= FLAT => return a,
+            (Form::Node(k, _), Form::Set(_)) if k >= FLAT => return b,
+            (Form::Set(s), Form::Node(k, _)) | (Form::Node(k, _), Form::Set(s)) => {
+                self.union_with(k, Tracer::inputs(&s))
+            }
+            (Form::Node(..), Form::Node(..)) => unreachable!("a set is held in a tracer"),
+        };
+        Tracer::node(node, f64::NAN)
     }
 
     /// The node of `rule(a, b)`, coupling what its curvature couples.
@@ -273,5 +346,26 @@ impl Arena {
         if !self.local && self.refused.is_none() {
             self.refused = Some(what());
         }
+    }
+}
+
+/// The set `s` with the input `x` added, if it has room; else the five inputs.
+#[inline(always)]
+pub(super) fn insert(s: [u32; 4], x: u32) -> Result<[u32; 4], [u32; 5]> {
+    if s.contains(&x) {
+        return Ok(s);
+    }
+    // Word k of the new set is the larger of (the smaller of sₖ and x) and sₖ₋₁: the smaller
+    // inputs, x, then the larger ones (an `EMPTY` is larger than every input).
+    let set = [
+        s[0].min(x),
+        s[1].min(x).max(s[0]),
+        s[2].min(x).max(s[1]),
+        s[3].min(x).max(s[2]),
+    ];
+    if s[3] == EMPTY {
+        Ok(set)
+    } else {
+        Err([set[0], set[1], set[2], set[3], x.max(s[3])])
     }
 }
