@@ -150,19 +150,19 @@ impl Arena {
         if len >= 8 {
             return self.merge_sets(a, x);
         }
+        // Held already (a stencil's centre, added again by its nonlinear term): nothing to write.
+        if self.items[r.clone()].contains(&x) {
+            return a;
+        }
         let end = self.items.len();
         self.items.extend_from_slice(&[0; 8]);
         let (old, new) = self.items.split_at_mut(end);
         let (src, new) = (&old[r], &mut new[..=len]);
-        // The smaller inputs, then x (unless the set holds it), then the larger ones.
+        // The smaller inputs, then x, then the larger ones.
         let mut k = 0;
         while k < len && src[k] < x {
             new[k] = src[k];
             k += 1;
-        }
-        if k < len && src[k] == x {
-            self.items.truncate(end);
-            return a;
         }
         new[k] = x;
         while k < len {
