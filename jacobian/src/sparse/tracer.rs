@@ -14,7 +14,7 @@
 mod arena;
 
 use crate::sweeps::KEPT_LIMIT;
-use arena::{ARENA, Arena, PLAIN, SPARE, insert, with};
+use arena::{ARENA, Arena, PLAIN, SPARE, insert_held, with};
 use core::any::TypeId;
 use shared_ops::num_traits::{One, Zero};
 use shared_ops::{Binary, Error, Function, Op, Unary, rules};
@@ -208,23 +208,23 @@ impl Op for Tracer {
 
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
-        // A constant; in global detection of a Jacobian, a set held in the tracer (its
-        // operand's set, and no arena to ask). Inlined into the user's function.
+        // Finished here, without the arena: a constant; in global detection of a Jacobian, a
+        // set held in the tracer (its operand's set). A node asks the arena.
         match self.form() {
             Form::Node(NONE, value) => Tracer::from(rule.eval(value).0),
             Form::Set(_) if matches!(curvature::<R>(), Curvature::Flat) => {
                 Tracer::node(FLAT, f64::NAN)
             }
             Form::Set(_) => self,
-            Form::Node(..) => self.apply1_called(rule),
+            Form::Node(..) => self.apply1_node(rule),
         }
     }
 
     #[inline(always)]
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
-        // Inlined into the user's function: two constants; in global detection of a Jacobian,
+        // Finished here, without the arena: two constants; in global detection of a Jacobian,
         // an input added to a set held in a tracer (a stencil's row, term by term) and a
-        // constant added to one. The rest is a call.
+        // constant added to one. The rest asks the arena.
         let flat = matches!(curvature::<R>(), Curvature::Flat);
         let constant = rule_is!(R: Add Sub Mul);
         match (self.form(), other.form()) {
@@ -233,7 +233,7 @@ impl Op for Tracer {
             | (Form::Set([x, EMPTY, ..]), Form::Set(s))
                 if !flat =>
             {
-                if let Ok(set) = insert(s, x) {
+                if let Ok(set) = insert_held(s, x) {
                     return Tracer::set(set);
                 }
             }
@@ -241,14 +241,14 @@ impl Op for Tracer {
             (Form::Node(NONE, _), Form::Set(_)) if constant => return other,
             _ => {}
         }
-        self.apply2_called(other, rule)
+        self.apply2_rest(other, rule)
     }
 }
 
 impl Tracer {
     /// [`Op::apply1`] of a tracer that names a node.
     #[inline(always)]
-    fn apply1_called<R: Unary>(self, rule: R) -> Self {
+    fn apply1_node<R: Unary>(self, rule: R) -> Self {
         let flat = matches!(curvature::<R>(), Curvature::Flat);
         let Form::Node(node, value) = self.form() else {
             unreachable!("a set held in a tracer is handled inline")
@@ -277,9 +277,10 @@ impl Tracer {
         Tracer::node(node, value)
     }
 
-    /// [`Op::apply2`] but for its inlined cases.
+    /// [`Op::apply2`] for the cases it does not finish itself: a held set that outgrows four
+    /// inputs or meets a node, and two nodes.
     #[inline(always)]
-    fn apply2_called<R: Binary>(self, other: Self, rule: R) -> Self {
+    fn apply2_rest<R: Binary>(self, other: Self, rule: R) -> Self {
         let (a, b) = match (self.form(), other.form()) {
             // A set held in a tracer: global detection of a Jacobian.
             (Form::Set(_), _) | (_, Form::Set(_)) => {
@@ -417,13 +418,10 @@ pub(crate) fn trace<F: Function>(
     let mut indices = Vec::new();
     offsets.push(0);
     for y in &ys {
-        let held;
-        let set = match y.form() {
-            Form::Node(node, _) => arena.set(node),
-            Form::Set(set) => {
-                held = set;
-                Tracer::inputs(&held)
-            }
+        let form = y.form();
+        let set = match &form {
+            Form::Node(node, _) => arena.set(*node),
+            Form::Set(set) => Tracer::inputs(set),
         };
         indices.extend(set.iter().map(|&k| k as usize));
         offsets.push(indices.len());

@@ -268,7 +268,7 @@ impl Arena {
         }
         let node = match (a.form(), b.form()) {
             (Form::Set(s), Form::Set(t)) => match t {
-                [x, EMPTY, ..] => match insert(s, x) {
+                [x, EMPTY, ..] => match insert_held(s, x) {
                     Ok(set) => return Tracer::set(set),
                     Err(five) => self.new_set(&five),
                 },
@@ -351,7 +351,7 @@ impl Arena {
 
 /// The set `s` with the input `x` added, if it has room; else the five inputs.
 #[inline(always)]
-pub(super) fn insert(s: [u32; 4], x: u32) -> Result<[u32; 4], [u32; 5]> {
+pub(super) fn insert_held(s: [u32; 4], x: u32) -> Result<[u32; 4], [u32; 5]> {
     if s.contains(&x) {
         return Ok(s);
     }
