@@ -29,7 +29,7 @@
 //! println!("{}", j.plan);
 //! # Ok::<(), jacobian::Error>(())
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod hessian;

@@ -1,7 +1,7 @@
 //! Greedy distance-2 colouring of a pattern's columns (or rows): columns of one colour share no
 //! row, so one forward lane (or one reverse adjoint for rows) computes all of them at once.
 
-use super::Pattern;
+use super::{Counts, Pattern};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -111,15 +111,18 @@ pub fn colour_columns(p: &Pattern, order: Order) -> Colouring {
 
 /// [`colour_columns`] of `p`, given its transpose if it is `at_hand` (a row colouring's, or
 /// one a driver keeps), else made by `make` only if `order` needs it: the natural order's
-/// greedy colouring then sorts the rows of each column itself, more cheaply, from `ends`
-/// ([`Pattern::column_ends`]) if the caller has counted them.
+/// greedy colouring then sorts the rows of each column itself, more cheaply, from `p`'s
+/// [`Counts`] if the caller has them.
 pub(crate) fn colour_columns_with<'a>(
     p: &Pattern,
     at_hand: Option<&'a Pattern>,
     make: impl FnOnce() -> &'a Pattern,
     order: Order,
-    ends: Option<Vec<u32>>,
+    counts: Option<Counts>,
 ) -> Colouring {
+    let lower_bound = counts
+        .as_ref()
+        .map_or_else(|| p.max_row_len(), |c| c.longest_row);
     let (visit, t) = match order {
         Order::Natural => (None, at_hand),
         Order::LargestFirst => {
@@ -134,12 +137,12 @@ pub(crate) fn colour_columns_with<'a>(
             (Some(smallest_last(p, t)), Some(t))
         }
     };
-    let colours = greedy(p, t, visit.as_deref(), ends);
+    let colours = greedy(p, t, visit.as_deref(), counts);
     let count = colours.iter().map(|&c| c + 1).max().unwrap_or(0);
     Colouring {
         colours,
         count,
-        lower_bound: p.max_row_len(),
+        lower_bound,
         order,
     }
 }
@@ -179,13 +182,13 @@ fn greedy(
     p: &Pattern,
     t: Option<&Pattern>,
     visit: Option<&[usize]>,
-    ends: Option<Vec<u32>>,
+    counts: Option<Counts>,
 ) -> Vec<usize> {
     match (t, visit) {
         (Some(t), Some(v)) => greedy_in(p, |j| t.row(j), v.iter().copied()),
         (Some(t), None) => greedy_in(p, |j| t.row(j), 0..p.cols()),
         (None, visit) => {
-            let (starts, rows) = rows_of_columns(p, ends.unwrap_or_else(|| p.column_ends()));
+            let (starts, rows) = rows_of_columns(p, counts.unwrap_or_else(|| p.counts()).ends);
             let rows_of = |j: usize| &rows[starts[j] as usize..starts[j + 1] as usize];
             match visit {
                 Some(v) => greedy_in(p, rows_of, v.iter().copied()),
@@ -255,7 +258,7 @@ fn beyond_64(
 
 /// The rows of each column, `rows[starts[j]..starts[j + 1]]` in increasing order: the
 /// transpose's structure, by a counting sort from the columns' `ends`
-/// ([`Pattern::column_ends`]); `u32`, as the tape's indices.
+/// ([`Counts`]); `u32`, as the tape's indices.
 fn rows_of_columns(p: &Pattern, ends: Vec<u32>) -> (Vec<u32>, Vec<u32>) {
     assert!(
         p.rows() <= u32::MAX as usize,

@@ -1,8 +1,8 @@
 //! Sparsity detection drivers: the pattern of a Jacobian (from a recording, or from tracers)
 //! and of a Hessian (from tracers), with the kind that ran.
 
-use super::Pattern;
-use super::tracer::{Detection, trace};
+use super::tracer::{Detection, Take, trace};
+use super::{Counts, Pattern};
 use crate::sweeps::check_declared;
 use reverse::{Recording, Tape, Var};
 use shared_ops::{Error, Function};
@@ -15,6 +15,8 @@ pub(crate) struct Detected {
     pub fallback: Option<String>,
     /// The recording local Jacobian detection made (its reverse sweeps can reuse it).
     pub recording: Option<(Recording, Vec<Var>, Vec<Var>)>,
+    /// The pattern's counts, if the detection took them as it wrote the pattern.
+    pub counts: Option<Counts>,
 }
 
 /// Runs global detection, falls back to local on [`Error::NeedsValues`] under `Auto`.
@@ -34,20 +36,29 @@ fn global_then_local<T>(
     }
 }
 
+/// The pattern of `f`'s Jacobian at `x`, with its [`Counts`] if `counted` and the detection
+/// could take them as it wrote the pattern (global detection does).
 pub(crate) fn detect_jacobian<F: Function>(
     f: &F,
     x: &[f64],
     detection: Detection,
+    counted: bool,
 ) -> Result<Detected, Error> {
     f.check_input(x.len())?;
     let n = x.len();
-    let mut recording = None;
+    let (mut recording, mut counts) = (None, None);
     let (pattern, ran, fallback) = global_then_local(
         detection,
         || {
-            let t = trace(f, x, false, false)?;
+            let take = if counted {
+                Take::CountedPattern
+            } else {
+                Take::Pattern
+            };
+            let t = trace(f, x, false, take)?;
             check_declared(f, t.offsets.len() - 1, "sparsity detection")?;
-            Ok(Pattern::from_csr(n, t.offsets, t.indices))
+            counts = t.counts;
+            Ok(Pattern::from_traced(n, t.offsets, t.indices))
         },
         || {
             let tape = Tape::with_capacity(8 * n);
@@ -65,6 +76,7 @@ pub(crate) fn detect_jacobian<F: Function>(
         ran,
         fallback,
         recording,
+        counts,
     })
 }
 
@@ -76,7 +88,7 @@ pub(crate) fn detect_hessian<F: Function>(
     crate::hessian::check_scalar(f, x.len())?;
     let n = x.len();
     let run = |local: bool| -> Result<Pattern, Error> {
-        let t = trace(f, x, local, true)?;
+        let t = trace(f, x, local, Take::Pairs)?;
         if t.offsets.len() != 2 {
             return Err(Error::NotScalar {
                 outputs: t.offsets.len() - 1,
@@ -97,6 +109,7 @@ pub(crate) fn detect_hessian<F: Function>(
         ran,
         fallback,
         recording: None,
+        counts: None,
     })
 }
 
@@ -129,7 +142,7 @@ pub fn jacobian_pattern<F: Function>(
     x: &[f64],
     detection: Detection,
 ) -> Result<Pattern, Error> {
-    Ok(detect_jacobian(f, x, detection)?.pattern)
+    Ok(detect_jacobian(f, x, detection, false)?.pattern)
 }
 
 /// The symmetric sparsity pattern of the Hessian of a scalar `f` (n×n): `(i, j)` is in it if

@@ -98,6 +98,33 @@ impl Pattern {
         Ok(Pattern::from_csr(cols, offsets, indices))
     }
 
+    /// A pattern from a trace's compressed rows, without nalgebra's validation (4% of a
+    /// 100×100 grid's one-shot Jacobian, perf). Each row is an arena set or a set held in a
+    /// tracer: strictly increasing input indices, below `cols` (the trace's n).
+    pub(crate) fn from_traced(cols: usize, offsets: Vec<usize>, indices: Vec<usize>) -> Pattern {
+        let rows = offsets.len() - 1;
+        debug_assert!(
+            SparsityPattern::try_from_offsets_and_indices(
+                rows,
+                cols,
+                offsets.clone(),
+                indices.clone()
+            )
+            .is_ok(),
+            "a trace's rows, sorted and in range"
+        );
+        // SAFETY: nalgebra-sparse asks for offsets that increase from 0 to indices.len() (the
+        // trace pushes 0, then indices.len() after each row; it asserts the ends itself) and
+        // strictly increasing indices in each row, below `cols`: the arena merges sorted sets
+        // of inputs, and a held set keeps its inputs sorted, every one an input's index below
+        // n. The debug assertion checks this in every test.
+        #[allow(unsafe_code)]
+        let pattern = unsafe {
+            SparsityPattern::from_offset_and_indices_unchecked(rows, cols, offsets, indices)
+        };
+        Pattern(pattern)
+    }
+
     /// A pattern from compressed rows that are sorted and in range (made by this crate).
     pub(crate) fn from_csr(cols: usize, offsets: Vec<usize>, indices: Vec<usize>) -> Pattern {
         let rows = offsets.len() - 1;
@@ -142,31 +169,18 @@ impl Pattern {
         Pattern(self.0.transpose())
     }
 
-    /// Where each column's rows end in the transpose: `ends[j]` counts the nonzeros in columns
-    /// `0..=j`. The first pass of the transpose's counting sort, which also gives the longest
-    /// column (see [`max_len`]): a driver that colours columns counts them once.
+    /// The pattern's [`Counts`], in one pass over its nonzeros.
     ///
     /// # Panics
     ///
     /// For 2³² nonzeros or more (32-bit indices, as a tape's).
-    pub(crate) fn column_ends(&self) -> Vec<u32> {
-        assert!(
-            self.nnz() <= u32::MAX as usize,
-            "a pattern of {} nonzeros: at most 2³² − 1 (a tape's indices are 32-bit too)",
-            self.nnz()
-        );
-        // Room for the transpose's closing start.
-        let mut ends = Vec::with_capacity(self.cols() + 1);
-        ends.resize(self.cols(), 0u32);
-        for &j in self.indices() {
-            ends[j] += 1;
+    pub(crate) fn counts(&self) -> Counts {
+        let mut counts = Counts::new(self.cols());
+        for row in self.offsets().windows(2) {
+            counts.add_row(&self.indices()[row[0]..row[1]]);
         }
-        let mut sum = 0;
-        for end in &mut ends {
-            sum += *end;
-            *end = sum;
-        }
-        ends
+        counts.finish(self.nnz());
+        counts
     }
 
     /// The most nonzeros in one row: no column colouring has fewer colours.
@@ -191,13 +205,64 @@ impl From<Pattern> for SparsityPattern {
     }
 }
 
-/// The longest column, from [`Pattern::column_ends`].
-pub(crate) fn max_len(ends: &[u32]) -> usize {
-    let mut previous = 0;
-    let mut most = 0;
-    for &end in ends {
-        most = most.max(end - previous);
-        previous = end;
+/// What a driver that colours a pattern counts first, in one pass over its nonzeros (the
+/// tracer's output loop, which writes them, or [`Pattern::counts`]): where each column's rows
+/// end in the transpose (`ends[j]` counts the nonzeros in columns `0..=j`: the first pass of
+/// the transpose's counting sort), and the longest row (the column colouring's lower bound).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub ends: Vec<u32>,
+    pub longest_row: usize,
+}
+
+impl Counts {
+    /// Counts of `cols` columns, before any row; [`add_row`](Self::add_row) each row, then
+    /// [`finish`](Self::finish).
+    pub fn new(cols: usize) -> Counts {
+        // Room for the transpose's closing start.
+        let mut ends = Vec::with_capacity(cols + 1);
+        ends.resize(cols, 0u32);
+        Counts {
+            ends,
+            longest_row: 0,
+        }
     }
-    most as usize
+
+    /// Counts one row's columns (each below `cols`).
+    #[inline(always)]
+    pub fn add_row<I: Copy + TryInto<usize>>(&mut self, row: &[I]) {
+        self.longest_row = self.longest_row.max(row.len());
+        for &j in row {
+            let j = j.try_into().ok().expect("a column index fits in usize");
+            self.ends[j] += 1;
+        }
+    }
+
+    /// Turns the columns' counts into their ends, once every row is in (`nnz` nonzeros in all).
+    ///
+    /// # Panics
+    ///
+    /// For 2³² nonzeros or more (32-bit indices, as a tape's).
+    pub fn finish(&mut self, nnz: usize) {
+        assert!(
+            nnz <= u32::MAX as usize,
+            "a pattern of {nnz} nonzeros: at most 2³² − 1 (a tape's indices are 32-bit too)"
+        );
+        let mut sum = 0;
+        for end in &mut self.ends {
+            sum += *end;
+            *end = sum;
+        }
+    }
+
+    /// The longest column.
+    pub fn longest_column(&self) -> usize {
+        let mut previous = 0;
+        let mut most = 0;
+        for &end in &self.ends {
+            most = most.max(end - previous);
+            previous = end;
+        }
+        most as usize
+    }
 }

@@ -4,7 +4,6 @@
 use super::colouring::colour_columns_with;
 use super::compressed::{self, Compressed, Gather, Read};
 use super::detect::{Detected, detect_jacobian};
-use super::max_len;
 use super::plan::{SparsePlan, Strategy, choose};
 use super::{Colouring, Detection, Pattern, SparseJacobian, SparseOptions};
 use crate::sweeps::{self, Recorded};
@@ -79,7 +78,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     }
 
     pub(super) fn prepare(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
-        let detected = detect_jacobian(&f, x, options.detection)?;
+        let detected = detect_jacobian(&f, x, options.detection, true)?;
         let mut prepared = PreparedSparseJacobian {
             f,
             options,
@@ -127,11 +126,13 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         let transpose = OnceCell::new();
         let t = || transpose.get_or_init(|| p.transpose());
         let order = self.options.order;
-        // The columns' counts give their bound, and start the colouring's transpose.
-        let ends = p.column_ends();
-        let bounds = (p.max_row_len(), max_len(&ends));
-        let mut ends = Some(ends);
-        let mut colour_columns = || colour_columns_with(&p, transpose.get(), t, order, ends.take());
+        // The counts give both bounds, and start the columns' colouring (the tracer took them
+        // as it wrote the pattern).
+        let counts = d.counts.unwrap_or_else(|| p.counts());
+        let bounds = (counts.longest_row, counts.longest_column());
+        let mut counts = Some(counts);
+        let mut colour_columns =
+            || colour_columns_with(&p, transpose.get(), t, order, counts.take());
         let colour_rows = || colour_columns_with(t(), Some(&p), || &p, order, None);
         let (mut columns, mut rows) = (None, None);
         match self.options.mode {
@@ -221,7 +222,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
 
     /// Detects the pattern again at `x` (and colours and plans again).
     pub fn redetect(&mut self, x: &[f64]) -> Result<(), Error> {
-        let d = detect_jacobian(&self.f, x, self.options.detection)?;
+        let d = detect_jacobian(&self.f, x, self.options.detection, true)?;
         self.adopt(d);
         self.redetections += 1;
         Ok(())

@@ -13,6 +13,7 @@
 
 mod arena;
 
+use super::Counts;
 use crate::sweeps::KEPT_LIMIT;
 use arena::{ARENA, Arena, PLAIN, SPARE, insert_held, with};
 use core::any::TypeId;
@@ -380,16 +381,30 @@ pub enum Detection {
 pub(crate) struct Traced {
     pub offsets: Vec<usize>,
     pub indices: Vec<usize>,
+    /// The Jacobian pattern's counts, taken as the output loop writes it, if asked for.
+    pub counts: Option<Counts>,
     pub pairs: Vec<(usize, usize)>,
 }
 
-/// Evaluates `f` on tracers: with values if `local`, with the coupled pairs if `hessian`.
+/// What a [`trace`] takes from its outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Take {
+    /// A Jacobian's pattern.
+    Pattern,
+    /// A Jacobian's pattern and its [`Counts`], for a colouring: taken as it is written.
+    CountedPattern,
+    /// A Hessian's coupled pairs.
+    Pairs,
+}
+
+/// Evaluates `f` on tracers, with values if `local`, for what it should `take`.
 pub(crate) fn trace<F: Function>(
     f: &F,
     x: &[f64],
     local: bool,
-    hessian: bool,
+    take: Take,
 ) -> Result<Traced, Error> {
+    let hessian = take == Take::Pairs;
     let n = x.len();
     assert!(
         n < NODE as usize,
@@ -416,6 +431,8 @@ pub(crate) fn trace<F: Function>(
     }
     let mut offsets = Vec::with_capacity(ys.len() + 1);
     let mut indices = Vec::new();
+    let count = take == Take::CountedPattern;
+    let mut counts = count.then(|| Counts::new(n));
     offsets.push(0);
     for y in &ys {
         let form = y.form();
@@ -423,8 +440,14 @@ pub(crate) fn trace<F: Function>(
             Form::Node(node, _) => arena.set(*node),
             Form::Set(set) => Tracer::inputs(set),
         };
+        if let Some(counts) = counts.as_mut() {
+            counts.add_row(set);
+        }
         indices.extend(set.iter().map(|&k| k as usize));
         offsets.push(indices.len());
+    }
+    if let Some(counts) = counts.as_mut() {
+        counts.finish(indices.len());
     }
     let bytes = 8 * arena.bounds.capacity()
         + 4 * arena.items.capacity()
@@ -443,6 +466,7 @@ pub(crate) fn trace<F: Function>(
     Ok(Traced {
         offsets,
         indices,
+        counts,
         pairs,
     })
 }
