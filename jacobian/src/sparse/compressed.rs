@@ -4,7 +4,7 @@
 
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
-use crate::lanes::{self, Eval, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
+use crate::lanes::{Eval, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
 use crate::sweeps::{KEPT_LIMIT, check_sizes};
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
@@ -122,11 +122,11 @@ fn compressed_sweeps<const N: usize>(
     values: &mut [f64],
 ) -> Result<bool, Error> {
     let (k, m) = (colours.count, p.rows());
-    let xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
     let mut clean = true;
     for s in 0..sweeps {
-        let (lanes, ys) = lanes::sweep(f, xs, Seed::Colours(colours), s);
+        let lanes = s * N..((s + 1) * N).min(k);
+        let ys = f(out.inputs.seeded::<N>(x, Seed::Colours(colours), &lanes));
         check_sizes(sizes, ys.len(), "a compressed forward sweep")?;
         if ys.len() != m {
             return Err(Error::OutputLength {
@@ -294,16 +294,13 @@ fn hessian_lanes<const N: usize, F: Function>(
     out: &mut Compressed,
 ) -> Result<(), Error> {
     let (k, n) = (colours.count, x.len());
-    let xs = out.inputs.lift::<N>(x);
     let sweeps = k.div_ceil(N).max(1);
     out.b.clear();
     out.b.resize(n * k, 0.0);
-    let seed = Seed::Colours(colours);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        // Cleared also when f errs or panics: the inputs are kept for the next call.
-        let (value, adjoints, _) =
-            lanes::with_seeds(xs, seed, lanes.clone(), |xs| dual_sweep(f, xs))?;
+        let xs = out.inputs.seeded::<N>(x, Seed::Colours(colours), &lanes);
+        let (value, adjoints, _) = dual_sweep(f, xs)?;
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {
             out.value = vec![value];
