@@ -149,12 +149,14 @@ fn compressed_sweeps<const N: usize>(
         clean &= match read {
             Read::Checked(Gather::Columns { colours, masks }) => {
                 let masks = &masks[s * m..(s + 1) * m];
-                read_sweep(offsets, |q| colours[q] as usize, &ys, to, Some(masks))
+                let row = |r: Range<usize>| colours[r].iter().map(|&c| c as usize);
+                read_sweep(offsets, row, &ys, to, Some(masks))
             }
             Read::Checked(Gather::Rows { .. }) => unreachable!("a table of reverse sweeps"),
             Read::Once => {
                 let (indices, colours) = (p.indices(), &colours.colours);
-                read_sweep(offsets, |q| colours[indices[q]], &ys, to, None)
+                let row = |r: Range<usize>| indices[r].iter().map(|&j| colours[j]);
+                read_sweep(offsets, row, &ys, to, None)
             }
         };
     }
@@ -172,13 +174,13 @@ struct To<'a> {
     value: Option<&'a mut Vec<f64>>,
 }
 
-/// Reads one sweep's outputs in one pass: nonzero q of row i, of colour `colour(q)` in
-/// `to.lanes`, is lane `colour(q) − to.lanes.start` of output i. With `masks` (per output, the
-/// lanes its nonzeros read), returns whether every other lane of the sweep is zero (a NaN is
-/// not).
-fn read_sweep<const N: usize>(
+/// Reads one sweep's outputs in one pass: nonzero q of row i, of colour c in `to.lanes` (the
+/// colours of row i's nonzeros are `row_colours(offsets[i]..offsets[i + 1])`), is lane
+/// `c − to.lanes.start` of output i. With `masks` (per output, the lanes its nonzeros read),
+/// returns whether every other lane of the sweep is zero (a NaN is not).
+fn read_sweep<const N: usize, I: Iterator<Item = usize>>(
     offsets: &[usize],
-    colour: impl Fn(usize) -> usize,
+    row_colours: impl Fn(Range<usize>) -> I,
     ys: &[DualVec<f64, N>],
     to: To<'_>,
     masks: Option<&[u32]>,
@@ -199,10 +201,10 @@ fn read_sweep<const N: usize>(
         if let Some(value) = value.as_mut() {
             value[i] = y.primal;
         }
-        for (q, v) in (row[0]..row[1]).zip(&mut values[row[0]..row[1]]) {
-            let lane = colour(q).wrapping_sub(lanes.start);
-            if lane < used {
-                *v = y.tangent[lane];
+        let (row, lane) = (row[0]..row[1], |c: usize| c.wrapping_sub(lanes.start));
+        for (c, v) in row_colours(row.clone()).zip(&mut values[row]) {
+            if let Some(&t) = y.tangent[..used].get(lane(c)) {
+                *v = t;
             }
         }
         if let Some(masks) = masks {
