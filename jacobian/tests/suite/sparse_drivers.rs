@@ -421,6 +421,66 @@ fn sets_held_in_the_tracer_meet_the_arena_exactly() {
     assert!(err.to_string().contains("comparison"), "{err}");
 }
 
+/// A node minus one input (a stencil's row and its centre's nonlinear term) is held as the
+/// node and the input, united only when needed: every way it meets the rest gives the exact
+/// set, and the Jacobian's values are the dense ones.
+#[test]
+fn a_node_and_one_more_input_meet_everything_exactly() {
+    struct NodeAnd;
+    impl Function for NodeAnd {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let five = (x[0] + x[1] + x[2] + x[3]) + x[4]; // {0..5}, a node
+            let named = five - x[6]; // the node and input 6
+            let centre = five - x[2].exp(); // the node and input 2, which it holds
+            let (two, three) = (T::constant(2.0), T::constant(3.0));
+            vec![
+                named,
+                centre,
+                named * three + two,                      // constants keep both
+                two - named,                              // a constant first
+                named.sin(),                              // a rule of one argument
+                named.floor(),                            // piecewise constant: nothing
+                named - x[6].cos(),                       // the same input again
+                named + x[7],                             // another input
+                named * named,                            // two of them
+                named * five,                             // and a node
+                named + (x[8] + x[9]),                    // and a held set of two
+                [named, x[10], centre].into_iter().sum(), // in a sum
+                named / two,                              // a constant, by another rule
+                x[11] - five,                             // the input first
+                (x[11] - five) * x[5],                    // then a second input
+            ]
+        }
+    }
+    let want: [&[usize]; 15] = [
+        &[0, 1, 2, 3, 4, 6],
+        &[0, 1, 2, 3, 4],
+        &[0, 1, 2, 3, 4, 6],
+        &[0, 1, 2, 3, 4, 6],
+        &[0, 1, 2, 3, 4, 6],
+        &[],
+        &[0, 1, 2, 3, 4, 6],
+        &[0, 1, 2, 3, 4, 6, 7],
+        &[0, 1, 2, 3, 4, 6],
+        &[0, 1, 2, 3, 4, 6],
+        &[0, 1, 2, 3, 4, 6, 8, 9],
+        &[0, 1, 2, 3, 4, 6, 10],
+        &[0, 1, 2, 3, 4, 6],
+        &[0, 1, 2, 3, 4, 11],
+        &[0, 1, 2, 3, 4, 5, 11],
+    ];
+    let x: Vec<f64> = (0..12).map(|i| 0.3 + 0.1 * i as f64).collect();
+    let global = jacobian_pattern(&NodeAnd, &x, Detection::Global).unwrap();
+    let local = jacobian_pattern(&NodeAnd, &x, Detection::Local).unwrap();
+    for (i, row) in want.iter().enumerate() {
+        assert_eq!(global.row(i), *row, "row {i}");
+        assert!(row.iter().all(|&j| p_has(&local, i, j)), "row {i}");
+    }
+    let j = sparse_jacobian(&NodeAnd, &x).unwrap();
+    let dense = jacobian_with(&NodeAnd, &x, Mode::Forward).unwrap().matrix;
+    assert_eq!(j.to_dense(), dense);
+}
+
 #[test]
 fn max_and_abs_keep_both_operands_in_a_global_pattern() {
     struct Kinks;

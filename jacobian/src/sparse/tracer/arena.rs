@@ -2,7 +2,7 @@
 //! and the unions of the sets of up to four inputs that a tracer holds itself),
 //! the pairs that second derivatives couple, and the reason global detection gave up.
 
-use super::{Curvature, EMPTY, FLAT, Form, NONE, Tracer, curvature};
+use super::{Curvature, EMPTY, FLAT, Form, NONE, Tracer, and_input, curvature};
 use reverse::union_of_sorted;
 use shared_ops::Binary;
 use std::cell::{Cell, RefCell};
@@ -204,15 +204,19 @@ impl Arena {
     /// A new node whose set is the union of the given tracers' sets (a sum of many terms).
     pub(super) fn union(&mut self, terms: &[Tracer]) -> u32 {
         if let [a, b] = *terms
-            && let (Form::Node(a, _), Form::Node(b, _)) = (a.form(), b.form())
+            && let (Form::Node(a, x), Form::Node(b, y)) = (a.form(), b.form())
         {
+            let (a, b) = (self.joined(a, x), self.joined(b, y));
             return self.union2(a, b);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         for t in terms {
             match t.form() {
-                Form::Node(k, _) => scratch.extend_from_slice(self.set(k)),
+                Form::Node(k, value) => {
+                    scratch.extend_from_slice(self.set(k));
+                    scratch.extend(self.and_input(k, value));
+                }
                 Form::Set(ref set) => scratch.extend_from_slice(Tracer::inputs(set)),
             }
         }
@@ -251,6 +255,22 @@ impl Arena {
         self.close(end + len)
     }
 
+    /// The input that node `k`'s `value` names besides the node, in global detection of a
+    /// Jacobian (in the others a value names none).
+    #[inline(always)]
+    fn and_input(&self, k: u32, value: f64) -> Option<u32> {
+        and_input(value).filter(|_| k < FLAT && !self.local && self.pairs.is_none())
+    }
+
+    /// Node `k` with the input its `value` names, if it names one, as one node.
+    #[inline(always)]
+    pub(super) fn joined(&mut self, k: u32, value: f64) -> u32 {
+        match self.and_input(k, value) {
+            Some(x) => self.insert(k, x),
+            None => k,
+        }
+    }
+
     fn range(&self, node: u32) -> std::ops::Range<usize> {
         self.bounds[node as usize]..self.bounds[node as usize + 1]
     }
@@ -287,7 +307,8 @@ impl Arena {
             // NONE and FLAT hold no input.
             (Form::Set(_), Form::Node(k, _)) if k >= FLAT => return a,
             (Form::Node(k, _), Form::Set(_)) if k >= FLAT => return b,
-            (Form::Set(s), Form::Node(k, _)) | (Form::Node(k, _), Form::Set(s)) => {
+            (Form::Set(s), Form::Node(k, v)) | (Form::Node(k, v), Form::Set(s)) => {
+                let k = self.joined(k, v);
                 self.union_with(k, Tracer::inputs(&s))
             }
             (Form::Node(..), Form::Node(..)) => unreachable!("a set is held in a tracer"),
