@@ -261,9 +261,11 @@ impl Op for Tracer {
             | (Form::Set([x, EMPTY, ..]), Form::Set(s))
                 if !flat =>
             {
-                if let Ok(set) = insert_held(s, x) {
-                    return Tracer::set(set);
-                }
+                return match insert_held(s, x) {
+                    Ok(set) => Tracer::set(set),
+                    // Five inputs: a node of the arena, written as they are.
+                    Err(five) => with(|arena| arena.five(&five)),
+                };
             }
             (Form::Set(_), Form::Node(NONE, _)) if constant => return self,
             (Form::Node(NONE, _), Form::Set(_)) if constant => return other,

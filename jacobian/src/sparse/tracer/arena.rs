@@ -87,6 +87,17 @@ impl Arena {
         }
     }
 
+    /// A node of the five inputs of `five` (increasing): a held set that outgrew the tracer.
+    /// After a refusal the result is an error: the work is skipped, as for nodes.
+    pub(super) fn five(&mut self, five: &[u32; 5]) -> Tracer {
+        let node = if self.refused.is_some() {
+            NONE
+        } else {
+            self.new_set(five)
+        };
+        Tracer::node(node, f64::NAN)
+    }
+
     /// A node whose set is the union of `a`'s and `b`'s: one of them if it holds the other's
     /// (no new node), else a new node. Inlined into every operation, so that the cases that
     /// touch no set pay no call.
@@ -287,23 +298,18 @@ impl Arena {
             return Tracer::node(FLAT, f64::NAN);
         }
         let node = match (a.form(), b.form()) {
-            (Form::Set(s), Form::Set(t)) => match t {
-                [x, EMPTY, ..] => match insert_held(s, x) {
-                    Ok(set) => return Tracer::set(set),
-                    Err(five) => self.new_set(&five),
-                },
-                _ => {
-                    let mut union = [0; 8];
-                    let len = union_of_sorted(Tracer::inputs(&s), Tracer::inputs(&t), &mut union);
-                    if len > 4 {
-                        self.push_small(&union, len)
-                    } else {
-                        let mut set = [EMPTY; 4];
-                        set[..len].copy_from_slice(&union[..len]);
-                        return Tracer::set(set);
-                    }
+            // (A held set and one input: inlined in `apply2`.)
+            (Form::Set(s), Form::Set(t)) => {
+                let mut union = [0; 8];
+                let len = union_of_sorted(Tracer::inputs(&s), Tracer::inputs(&t), &mut union);
+                if len > 4 {
+                    self.push_small(&union, len)
+                } else {
+                    let mut set = [EMPTY; 4];
+                    set[..len].copy_from_slice(&union[..len]);
+                    return Tracer::set(set);
                 }
-            },
+            }
             // NONE and FLAT hold no input.
             (Form::Set(_), Form::Node(k, _)) if k >= FLAT => return a,
             (Form::Node(k, _), Form::Set(_)) if k >= FLAT => return b,
