@@ -269,8 +269,6 @@ impl Op for Tracer {
             }
             (Form::Set(_), Form::Node(NONE, _)) if constant => return self,
             (Form::Node(NONE, _), Form::Set(_)) if constant => return other,
-            // Only global detection of a Jacobian holds sets: a node that names no other input,
-            // or this one, names it.
             _ => {}
         }
         self.apply2_rest(other, rule)
@@ -364,9 +362,9 @@ impl Tracer {
     #[inline(never)]
     fn apply2_named<R: Binary>(a: (u32, f64), b: (u32, f64), rule: R) -> Self {
         // `x ± c`, `c ± x`, `c·x`: x's node and input, as they are.
-        let x = if a.0 == NONE { b } else { a };
-        if (a.0 == NONE || b.0 == NONE) && rule_is!(R: Add Sub Mul) && and_input(x.1).is_some() {
-            return Tracer::node(x.0, x.1);
+        let kept = if a.0 == NONE { b } else { a };
+        if (a.0 == NONE || b.0 == NONE) && rule_is!(R: Add Sub Mul) && and_input(kept.1).is_some() {
+            return Tracer::node(kept.0, kept.1);
         }
         let (ja, jb) = with(|arena| (arena.joined(a.0, a.1), arena.joined(b.0, b.1)));
         Tracer::apply2_nodes((ja, a.1), (jb, b.1), rule)
