@@ -223,8 +223,8 @@ impl<const N: usize> Drop for Seeded<'_, N> {
 /// Between calls the tangents are zero but for two cases, which the buffer records
 /// ([`Tangents`]): after [`Inputs::lift_identity`] (a whole Jacobian in one sweep, as a
 /// prepared block asks for at every call) they keep the identity seeds, so that the next such
-/// call writes only the primals; after [`Inputs::seeded`] (seeds on every input, as colours
-/// are) they keep those seeds, and the next call writes every input whole.
+/// call writes only the primals; after [`Inputs::seeded`] (colour seeds, on every input) they
+/// keep those seeds, and the next call writes every input whole.
 #[derive(Default)]
 pub(crate) struct Inputs {
     /// A `Vec<DualVec<f64, N>>` for the N of the last call.
@@ -279,34 +279,26 @@ impl Inputs {
         xs
     }
 
-    /// The inputs at `x` with directions `dirs` (at most N) of `seed` in their lanes, each
-    /// input written whole in one pass, the seeds left in place. For seeds on every input
-    /// (colours, a matrix), where seeding and then clearing would each be a pass over all of
-    /// them: a 100×100 grid's 10⁴ inputs of 8 lanes are 720 KB.
+    /// The inputs at `x` with the colours `dirs` (at most N) of `colouring` in their lanes:
+    /// lane `c − dirs.start` of each input of colour c in `dirs` is 1. Each input is written
+    /// whole in one pass and the seeds are left in place: colours seed every input, so seeding
+    /// and then clearing would each be a pass over all of them (a 100×100 grid's 10⁴ inputs of
+    /// 8 lanes are 720 KB).
     pub fn seeded<const N: usize>(
         &mut self,
         x: &[f64],
-        seed: Seed<'_>,
+        colouring: &Colouring,
         dirs: &Range<usize>,
     ) -> &mut Vec<DualVec<f64, N>> {
         debug_assert!(dirs.len() <= N, "{} directions in {N} lanes", dirs.len());
         self.tangents = Tangents::Seeded;
         let xs = self.buffer::<N>(x.len()).0;
-        // Direction d, if it is in `dirs`, is lane d − dirs.start.
-        let unit = |d: usize, t: &mut [f64; N]| {
-            if dirs.contains(&d) {
-                t[d - dirs.start] = 1.0;
+        write_whole(xs, x, |j, t| {
+            let c = colouring.colours[j];
+            if dirs.contains(&c) {
+                t[c - dirs.start] = 1.0;
             }
-        };
-        match seed {
-            Seed::Identity => write_whole(xs, x, unit),
-            Seed::Colours(c) => write_whole(xs, x, |j, t| unit(c.colours[j], t)),
-            Seed::Matrix(v) => write_whole(xs, x, |j, t| {
-                for (l, c) in dirs.clone().enumerate() {
-                    t[l] = v[(j, c)];
-                }
-            }),
-        }
+        });
         xs
     }
 

@@ -126,7 +126,7 @@ fn compressed_sweeps<const N: usize>(
     let mut clean = true;
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let ys = f(out.inputs.seeded::<N>(x, Seed::Colours(colours), &lanes));
+        let ys = f(out.inputs.seeded::<N>(x, colours, &lanes));
         check_sizes(sizes, ys.len(), "a compressed forward sweep")?;
         if ys.len() != m {
             return Err(Error::OutputLength {
@@ -301,7 +301,7 @@ fn hessian_lanes<const N: usize, F: Function>(
     out.b.resize(n * k, 0.0);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let xs = out.inputs.seeded::<N>(x, Seed::Colours(colours), &lanes);
+        let xs = out.inputs.seeded::<N>(x, colours, &lanes);
         let (value, adjoints, _) = dual_sweep(f, xs)?;
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {

@@ -194,7 +194,7 @@ impl Arena {
     /// A new node whose set is `set[..len]`. All eight are copied, then cut: a copy of fixed
     /// size is inlined, a call to memmove for a handful of numbers is not.
     #[inline(always)]
-    pub(super) fn push_small(&mut self, set: &[u32; 8], len: usize) -> u32 {
+    fn push_small(&mut self, set: &[u32; 8], len: usize) -> u32 {
         let end = self.items.len() + len;
         self.items.extend_from_slice(set);
         self.items.truncate(end);
