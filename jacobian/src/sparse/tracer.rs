@@ -112,10 +112,9 @@ impl fmt::Display for Tracer {
     }
 }
 
-/// How an operation's second derivatives couple its operands.
+/// How an operation's second derivatives couple its operands (a piecewise-constant rule,
+/// [`Unary::FLAT`] or [`Binary::FLAT`], has no dependence at all).
 enum Curvature {
-    /// Constant almost everywhere (`floor`, `signum`, …): no dependence at all.
-    Flat,
     /// Linear, or piecewise linear (`abs`, `max`, `%`): first-order dependence only.
     Linear,
     /// `a·b`: only the cross term.
@@ -136,9 +135,7 @@ macro_rules! rule_is {
 
 /// The curvature of a rule; a user's rule is taken as nonlinear.
 fn curvature<R: 'static>() -> Curvature {
-    if rule_is!(R: Floor Ceil Round Trunc Signum) {
-        Curvature::Flat
-    } else if rule_is!(R: Add Sub Neg Abs Relu Fract Max Min Rem) {
+    if rule_is!(R: Add Sub Neg Abs Relu Fract Max Min Rem) {
         Curvature::Linear
     } else if rule_is!(R: Mul) {
         Curvature::Product
@@ -240,9 +237,7 @@ impl Op for Tracer {
         // set held in the tracer (its operand's set). A node asks the arena.
         match self.form() {
             Form::Node(NONE, value) => Tracer::from(rule.eval(value).0),
-            Form::Set(_) if matches!(curvature::<R>(), Curvature::Flat) => {
-                Tracer::node(FLAT, f64::NAN)
-            }
+            Form::Set(_) if R::FLAT => Tracer::node(FLAT, f64::NAN),
             Form::Set(_) => self,
             Form::Node(..) => self.apply1_node(rule),
         }
@@ -253,13 +248,12 @@ impl Op for Tracer {
         // Finished here, without the arena: two constants; in global detection of a Jacobian,
         // an input added to a set held in a tracer (a stencil's row, term by term) and a
         // constant added to one. The rest asks the arena.
-        let flat = matches!(curvature::<R>(), Curvature::Flat);
         let constant = rule_is!(R: Add Sub Mul);
         match (self.form(), other.form()) {
             (Form::Node(NONE, a), Form::Node(NONE, b)) => return Tracer::from(rule.eval(a, b).0),
             (Form::Set(s), Form::Set([x, EMPTY, ..]))
             | (Form::Set([x, EMPTY, ..]), Form::Set(s))
-                if !flat =>
+                if !R::FLAT =>
             {
                 return match insert_held(s, x) {
                     Ok(set) => Tracer::set(set),
@@ -279,13 +273,12 @@ impl Tracer {
     /// [`Op::apply1`] of a tracer that names a node.
     #[inline(always)]
     fn apply1_node<R: Unary>(self, rule: R) -> Self {
-        let flat = matches!(curvature::<R>(), Curvature::Flat);
         let Form::Node(node, value) = self.form() else {
             unreachable!("a set held in a tracer is handled inline")
         };
         if PLAIN.get() {
             // The same set: the node, and the input its value may name.
-            return if flat {
+            return if R::FLAT {
                 Tracer::node(FLAT, f64::NAN)
             } else {
                 self
@@ -295,7 +288,7 @@ impl Tracer {
         let (node, local) = with(|a| {
             let node = match curvature::<R>() {
                 _ if a.refused.is_some() => NONE,
-                Curvature::Flat => FLAT,
+                _ if R::FLAT => FLAT,
                 Curvature::Nonlinear => {
                     a.couple(node, node);
                     node
@@ -321,9 +314,7 @@ impl Tracer {
             // or this one, names it, without the arena.
             (Form::Node(k, v), Form::Set([x, EMPTY, ..]))
             | (Form::Set([x, EMPTY, ..]), Form::Node(k, v))
-                if k < FLAT
-                    && !matches!(curvature::<R>(), Curvature::Flat)
-                    && and_input(v).is_none_or(|y| y == x) =>
+                if k < FLAT && !R::FLAT && and_input(v).is_none_or(|y| y == x) =>
             {
                 return Tracer::node_and(k, x);
             }

@@ -339,7 +339,9 @@ impl<T: Op> Op for Var<T> {
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.value);
-        if self.is_constant() {
+        // A piecewise-constant rule passes no adjoint: on a plain tape its result is a constant
+        // (a replayable or traced tape keeps the node, to re-evaluate or show it).
+        if self.is_constant() || R::FLAT && self.tape & PROGRAM == 0 {
             return Var::constant(v);
         }
         let (index, form) = if op_code::is::<R, rules::Neg>() {
@@ -362,6 +364,13 @@ impl<T: Op> Op for Var<T> {
     #[inline(always)]
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self {
         let (v, da, db) = rule.eval(self.value, other.value);
+        // A piecewise-constant rule, as in `apply1`.
+        if R::FLAT && (self.tape | other.tape) & PROGRAM == 0 {
+            if !self.is_constant() && !other.is_constant() && self.tape != other.tape {
+                mixed(self.tape, other.tape);
+            }
+            return Var::constant(v);
+        }
         // A constant argument is not recorded: its partial (possibly ∞ or NaN) is dropped. Sums
         // and differences become unit edges: their partials are ±1 by the rule table.
         let sub = op_code::is::<R, rules::Sub>();

@@ -14,6 +14,9 @@ enum Step {
     Mul(usize, usize),
     Sub(usize, usize),
     Sin(usize),
+    /// A piecewise-constant rule (`floor`, `ceil`, `round`, `trunc`, `signum`, by the second
+    /// number): it depends on no input.
+    Flat(usize, u8),
     AddConstant(usize, f64),
     /// An n-ary node: `Σ wₖ·vₖ` by `Var::from_partials`.
     Sum(Vec<usize>),
@@ -34,6 +37,7 @@ fn step() -> impl Strategy<Value = Step> {
         3 => (i(), i()).prop_map(|(a, b)| Step::Mul(a, b)),
         2 => (i(), i()).prop_map(|(a, b)| Step::Sub(a, b)),
         2 => i().prop_map(Step::Sin),
+        1 => (i(), 0..5u8).prop_map(|(a, r)| Step::Flat(a, r)),
         1 => (i(), 0.5..2.0_f64).prop_map(|(a, c)| Step::AddConstant(a, c)),
         1 => prop::collection::vec(i(), 3..7).prop_map(Step::Sum),
         1 => (i(), i(), 1..6000usize, any::<bool>())
@@ -64,6 +68,11 @@ proptest! {
                 Step::Mul(a, b) => (vals[a % m] * vals[b % m], union(a, b)),
                 Step::Sub(a, b) => (vals[a % m] - vals[b % m], union(a, b)),
                 Step::Sin(a) => (vals[a % m].sin(), sets[a % m].clone()),
+                Step::Flat(a, r) => {
+                    let v = vals[a % m];
+                    let flat = [v.floor(), v.ceil(), v.round(), v.trunc(), v.signum()];
+                    (flat[r as usize], BTreeSet::new())
+                }
                 Step::AddConstant(a, c) => (vals[a % m] + Var::constant(c), sets[a % m].clone()),
                 Step::Sum(ref ops) => {
                     let edges: Vec<(Var, f64)> = ops.iter().map(|&o| (vals[o % m], 0.5)).collect();
@@ -102,6 +111,29 @@ proptest! {
         let rec = tape.finish();
         prop_assert_eq!(rec.dependencies(&x, &ys), (offsets, indices));
     }
+}
+
+/// A piecewise-constant rule passes no adjoint: on a plain tape its result is a constant, with
+/// no node, and what is built on it depends only on the rest.
+#[test]
+fn a_piecewise_constant_result_is_a_constant_on_a_plain_tape() {
+    let tape = Tape::new();
+    let x = tape.vars(&[1.5, -2.0]);
+    let before = tape.len();
+    let k = [
+        x[0].floor(),
+        x[0].ceil(),
+        x[1].round(),
+        x[1].trunc(),
+        x[0].signum(),
+    ];
+    assert_eq!(tape.len(), before);
+    assert!(k.iter().all(|k| k.is_constant()));
+    assert_eq!(k.map(|k| k.value()), [1.0, 2.0, -2.0, -2.0, 1.0]);
+    let y = k[0] * x[1] + x[0].floor().sin();
+    let (offsets, indices) = tape.dependencies(&x, &[y, k[4]]);
+    assert_eq!((offsets, indices), (vec![0, 1, 1], vec![1]));
+    assert_eq!(tape.gradient(y).wrt_all(&x), vec![0.0, 1.0]);
 }
 
 /// A product by a variable that is 0 at this point still depends on it; a node that reads an

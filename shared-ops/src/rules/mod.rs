@@ -146,6 +146,17 @@ pub trait Unary: Copy + Send + Sync + 'static {
     /// then passes through unchanged or negated, and forward mode skips the test of the
     /// structural-zero convention (see [`Op::has_nan`]). Leave it `false` unless that holds.
     const UNIT_PARTIALS: bool = false;
+    /// Whether the rule is piecewise constant (`floor`, `ceil`, `round`, `trunc`, `signum`):
+    /// its derivative is 0 wherever it exists, so its result depends on no input to first
+    /// order. Sparsity detection then gives the result an empty set, and a plain tape records
+    /// it as a constant (a replayable or traced tape keeps the node, to re-evaluate or show it).
+    /// Leave it `false` unless that holds.
+    ///
+    /// ```
+    /// use shared_ops::{rules::{Floor, Sin}, Unary};
+    /// assert!(Floor::FLAT && !Sin::FLAT);
+    /// ```
+    const FLAT: bool = false;
     /// Returns `(f(x), f'(x))`.
     fn eval<T: Op>(self, x: T) -> (T, T);
 
@@ -230,6 +241,9 @@ pub trait Binary: Copy + Send + Sync + 'static {
     /// Whether both partials are +1 or −1 whatever the arguments (`+`, `−`), as
     /// [`Unary::UNIT_PARTIALS`].
     const UNIT_PARTIALS: bool = false;
+    /// Whether the rule is piecewise constant in both arguments, as [`Unary::FLAT`] (no
+    /// built-in binary rule is).
+    const FLAT: bool = false;
     /// Returns `(f(a, b), ∂f/∂a, ∂f/∂b)`.
     fn eval<T: Op>(self, a: T, b: T) -> (T, T, T);
 
@@ -250,7 +264,7 @@ pub trait Binary: Copy + Send + Sync + 'static {
 
 macro_rules! unary {
     ($(
-        $(#[$doc:meta])* $name:ident $label:literal $($unit:ident)? |$x:ident| $body:expr,
+        $(#[$doc:meta])* $name:ident $label:literal $($marker:ident)? |$x:ident| $body:expr,
         $(slice $kernel:ident,)?
         taylor |$s:ident| $series:expr;
     )*) => {$(
@@ -259,7 +273,7 @@ macro_rules! unary {
         pub struct $name;
         impl Unary for $name {
             const NAME: &'static str = $label;
-            $(const UNIT_PARTIALS: bool = unit_partials!($unit);)?
+            $(marker!($marker);)?
             #[inline(always)]
             fn eval<T: Op>(self, $x: T) -> (T, T) {
                 $body
@@ -285,7 +299,7 @@ macro_rules! unary {
 
 macro_rules! binary {
     ($(
-        $(#[$doc:meta])* $name:ident $label:literal $($unit:ident)? |$a:ident, $b:ident| $body:expr,
+        $(#[$doc:meta])* $name:ident $label:literal $($marker:ident)? |$a:ident, $b:ident| $body:expr,
         taylor |$sa:ident, $sb:ident| $series:expr;
     )*) => {$(
         $(#[$doc])*
@@ -293,7 +307,7 @@ macro_rules! binary {
         pub struct $name;
         impl Binary for $name {
             const NAME: &'static str = $label;
-            $(const UNIT_PARTIALS: bool = unit_partials!($unit);)?
+            $(marker!($marker);)?
             #[inline(always)]
             fn eval<T: Op>(self, $a: T, $b: T) -> (T, T, T) {
                 $body
@@ -306,10 +320,14 @@ macro_rules! binary {
     )*};
 }
 
-/// The marker `unit` in a row of the table: the rule's partials are ±1.
-macro_rules! unit_partials {
+/// The marker in a row of the table: `unit`, the rule's partials are ±1; `flat`, the rule is
+/// piecewise constant.
+macro_rules! marker {
     (unit) => {
-        true
+        const UNIT_PARTIALS: bool = true;
+    };
+    (flat) => {
+        const FLAT: bool = true;
     };
 }
 

@@ -163,19 +163,19 @@ unary! {
     },
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// ⌊a⌋, derivative 0 almost everywhere.
-    Floor "floor" |x| (x.floor(), T::zero()),
+    Floor "floor" flat |x| (x.floor(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// ⌈a⌉, derivative 0 almost everywhere.
-    Ceil "ceil" |x| (x.ceil(), T::zero()),
+    Ceil "ceil" flat |x| (x.ceil(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// Rounding half away from zero, derivative 0 almost everywhere.
-    Round "round" |x| (x.round(), T::zero()),
+    Round "round" flat |x| (x.round(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// Truncation toward zero, derivative 0 almost everywhere.
-    Trunc "trunc" |x| (x.trunc(), T::zero()),
+    Trunc "trunc" flat |x| (x.trunc(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// The sign (±1, NaN for NaN), derivative 0 almost everywhere.
-    Signum "signum" |x| (x.signum(), T::zero()),
+    Signum "signum" flat |x| (x.signum(), T::zero()),
         taylor |x| series::linear(x, Self.eval(x[0]));
     /// a − trunc(a), derivative 1 almost everywhere.
     Fract "fract" unit |x| (x.fract(), T::one()),

@@ -294,7 +294,7 @@ impl Arena {
         if self.refused.is_some() {
             return Tracer::node(NONE, f64::NAN);
         }
-        if matches!(curvature::<R>(), Curvature::Flat) {
+        if R::FLAT {
             return Tracer::node(FLAT, f64::NAN);
         }
         let node = match (a.form(), b.form()) {
@@ -329,7 +329,7 @@ impl Arena {
         if self.refused.is_some() {
             return NONE;
         }
-        if matches!(curvature, Curvature::Flat) {
+        if R::FLAT {
             return FLAT;
         }
         let ab = self.union2(a, b);
@@ -340,7 +340,7 @@ impl Arena {
                 self.couple(b, b);
             }
             Curvature::Nonlinear => self.couple(ab, ab),
-            Curvature::Flat | Curvature::Linear => {}
+            Curvature::Linear => {}
         }
         ab
     }
