@@ -224,7 +224,8 @@ impl<const N: usize> Drop for Seeded<'_, N> {
 /// ([`Tangents`]): after [`Inputs::lift_identity`] (a whole Jacobian in one sweep, as a
 /// prepared block asks for at every call) they keep the identity seeds, so that the next such
 /// call writes only the primals; after [`Inputs::seeded`] (colour seeds, on every input) they
-/// keep those seeds, and the next call writes every input whole.
+/// keep those seeds, and the next call writes every input whole, or only the primals if it
+/// asks for the same seeds again.
 #[derive(Default)]
 pub(crate) struct Inputs {
     /// A `Vec<DualVec<f64, N>>` for the N of the last call.
@@ -243,8 +244,9 @@ enum Tangents {
     Zero,
     /// The identity seeds of [`Inputs::lift_identity`]: lane j of input j is 1.
     Identity,
-    /// Seeds written on every input by [`Inputs::seeded`].
-    Seeded,
+    /// Seeds written on every input by [`Inputs::seeded`], for the key it was given (a
+    /// colouring's number and the first and last colour).
+    Seeded(Option<(u64, usize, usize)>),
 }
 
 impl Inputs {
@@ -284,15 +286,28 @@ impl Inputs {
     /// whole in one pass and the seeds are left in place: colours seed every input, so seeding
     /// and then clearing would each be a pass over all of them (a 100×100 grid's 10⁴ inputs of
     /// 8 lanes are 720 KB).
+    ///
+    /// `colouring_number` names the colouring (a prepared object's, unchanged while the number
+    /// is): called again with the number and `dirs` of the last call, on the same buffer, it
+    /// writes only the primals, the seeds in place being those asked for (a sparse Jacobian in
+    /// one sweep, at every call of a Newton loop).
     pub fn seeded<const N: usize>(
         &mut self,
         x: &[f64],
         colouring: &Colouring,
+        colouring_number: Option<u64>,
         dirs: &Range<usize>,
     ) -> &mut Vec<DualVec<f64, N>> {
         debug_assert!(dirs.len() <= N, "{} directions in {N} lanes", dirs.len());
-        self.tangents = Tangents::Seeded;
-        let xs = self.buffer::<N>(x.len()).0;
+        let key = colouring_number.map(|c| (c, dirs.start, dirs.end));
+        let left = std::mem::replace(&mut self.tangents, Tangents::Seeded(key));
+        let (xs, kept) = self.buffer::<N>(x.len());
+        if kept && key.is_some() && left == Tangents::Seeded(key) {
+            for (d, &v) in xs.iter_mut().zip(x) {
+                d.primal = v;
+            }
+            return xs;
+        }
         write_whole(xs, x, |j, t| {
             let c = colouring.colours[j];
             if dirs.contains(&c) {
@@ -332,7 +347,7 @@ impl Inputs {
     ) -> (&mut Vec<DualVec<f64, N>>, Tangents) {
         let (xs, kept) = self.buffer::<N>(x.len());
         let now = if kept { left } else { Tangents::Zero };
-        if now == Tangents::Seeded {
+        if let Tangents::Seeded(_) = now {
             write_whole(xs, x, |_, _| {});
             return (xs, Tangents::Zero);
         }

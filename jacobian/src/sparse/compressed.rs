@@ -85,28 +85,32 @@ pub(crate) fn forward<F: Function>(
     f: &F,
     x: &[f64],
     p: &Pattern,
-    colours: &Colouring,
+    seeds: Seeds<'_>,
     out: &mut Compressed,
     read: Read<'_>,
     values: &mut [f64],
 ) -> Result<bool, Error> {
     by_lanes!(
-        lanes_for(colours.count),
-        forward_sweeps::<N>(f, x, p, colours, out, read, values)
+        lanes_for(seeds.0.count),
+        forward_sweeps::<N>(f, x, p, seeds, out, read, values)
     )
 }
+
+/// The column colouring of forward sweeps, and its number while it does not change (a
+/// prepared object's; see [`Inputs::seeded`]).
+pub(crate) type Seeds<'a> = (&'a Colouring, Option<u64>);
 
 fn forward_sweeps<const N: usize, F: Function>(
     f: &F,
     x: &[f64],
     p: &Pattern,
-    colours: &Colouring,
+    seeds: Seeds<'_>,
     out: &mut Compressed,
     read: Read<'_>,
     values: &mut [f64],
 ) -> Result<bool, Error> {
     let eval = |xs: &[DualVec<f64, N>]| f.eval(xs);
-    compressed_sweeps::<N>(&eval, f.sizes(), x, p, colours, out, read, values)
+    compressed_sweeps::<N>(&eval, f.sizes(), x, p, seeds, out, read, values)
 }
 
 /// [`forward_sweeps`] behind a trait object: compiled once per lane count.
@@ -116,7 +120,7 @@ fn compressed_sweeps<const N: usize>(
     sizes: Option<(usize, usize)>,
     x: &[f64],
     p: &Pattern,
-    colours: &Colouring,
+    (colours, colouring_number): Seeds<'_>,
     out: &mut Compressed,
     read: Read<'_>,
     values: &mut [f64],
@@ -126,7 +130,7 @@ fn compressed_sweeps<const N: usize>(
     let mut clean = true;
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let ys = f(out.inputs.seeded::<N>(x, colours, &lanes));
+        let ys = f(out.inputs.seeded::<N>(x, colours, colouring_number, &lanes));
         check_sizes(sizes, ys.len(), "a compressed forward sweep")?;
         if ys.len() != m {
             return Err(Error::OutputLength {
@@ -301,7 +305,7 @@ fn hessian_lanes<const N: usize, F: Function>(
     out.b.resize(n * k, 0.0);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let xs = out.inputs.seeded::<N>(x, colours, &lanes);
+        let xs = out.inputs.seeded::<N>(x, colours, None, &lanes);
         let (value, adjoints, _) = dual_sweep(f, xs)?;
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {

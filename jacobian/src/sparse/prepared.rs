@@ -448,7 +448,9 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 } else {
                     Read::Once
                 };
-                compressed::forward(&self.f, x, p, c, b, read, values)?
+                // The colouring stays while the source does: a new one comes with a new source.
+                let number = check.then_some(self.source);
+                compressed::forward(&self.f, x, p, (c, number), b, read, values)?
             }
             Strategy::Rows => {
                 let c = self.rows.as_ref().expect("coloured rows");

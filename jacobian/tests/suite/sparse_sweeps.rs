@@ -41,6 +41,49 @@ fn a_prepared_local_pattern_is_detected_again_when_the_branch_flips() {
     );
 }
 
+/// The rows trade inputs when x₀ ≤ 0: the colourings on either side differ, with as many
+/// colours.
+struct Trades;
+
+impl Function for Trades {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        if x[0] > T::zero() {
+            vec![x[0] * x[1], x[2] * x[3]]
+        } else {
+            vec![x[0] * x[2], x[1] * x[3]]
+        }
+    }
+}
+
+/// A prepared call seeds by the colouring it has now: a call after the first writes only the
+/// primals, which must not survive a new colouring of as many lanes.
+#[test]
+fn a_prepared_call_seeds_by_the_colouring_it_has_now() {
+    let mut p = PreparedSparseJacobian::new(Trades, &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    let dense = |x: &[f64]| jacobian_with(&Trades, x, Mode::Forward).unwrap().matrix;
+    let mut j = p.jacobian(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+    assert_eq!(p.colouring().unwrap().colours, vec![0, 1, 0, 1]);
+    for x in [[1.5, 2.0, 3.0, 4.0], [2.5, -1.0, 0.5, 2.0]] {
+        assert_eq!(p.jacobian(&x).unwrap().to_dense(), dense(&x));
+        p.jacobian_into(&x, &mut j).unwrap();
+        assert_eq!(j.to_dense(), dense(&x));
+    }
+    let x = [-1.0, 2.0, 3.0, 4.0];
+    p.redetect(&x).unwrap();
+    assert_eq!(p.colouring().unwrap().colours, vec![0, 0, 1, 1]);
+    for x in [x, [-2.0, 1.0, -3.0, 0.5]] {
+        assert_eq!(p.jacobian(&x).unwrap().to_dense(), dense(&x));
+        assert_eq!(p.jacobian(&x).unwrap().to_dense(), dense(&x));
+    }
+    // Through another strategy and back.
+    p.use_strategy(Strategy::DenseForward);
+    assert_eq!(p.jacobian(&x).unwrap().to_dense(), dense(&x));
+    p.use_strategy(Strategy::Columns);
+    for x in [x, [-0.5, 3.0, 1.0, 2.0]] {
+        assert_eq!(p.jacobian(&x).unwrap().to_dense(), dense(&x));
+    }
+}
+
 /// Output 0 reads all 40 inputs, so natural colouring gives input j colour j: three forward
 /// sweeps of 16 lanes (16 + 16 + 8). Output 1 reads x₃₉ (colour 39, the third sweep's lane 7)
 /// only when x₀ ≤ 0, a branch global detection refuses.
