@@ -4,6 +4,7 @@
 use super::compressed::{self, Compressed};
 use super::detect::detect_hessian;
 use super::plan::{count, thousands};
+use super::prepared::next_source;
 use super::{Colouring, Detection, Pattern, SparseOptions, colour_star};
 use crate::Mode;
 use crate::lanes::tape_lanes;
@@ -188,6 +189,8 @@ pub struct PreparedSparseHessian<F> {
     colouring: Colouring,
     plan: SparseHessianPlan,
     buffer: Compressed,
+    /// This colouring's number (a new one at each detection), for the kept seeds.
+    number: u64,
 }
 
 impl<F: Function> PreparedSparseHessian<F> {
@@ -206,6 +209,7 @@ impl<F: Function> PreparedSparseHessian<F> {
             colouring,
             plan,
             buffer: Compressed::default(),
+            number: next_source(),
         })
     }
 
@@ -215,6 +219,7 @@ impl<F: Function> PreparedSparseHessian<F> {
         let f = &self.f;
         let (pattern, colouring, plan) = self::plan(f, x, options)?;
         (self.pattern, self.colouring, self.plan) = (pattern, colouring, plan);
+        self.number = next_source();
         Ok(())
     }
 
@@ -243,7 +248,8 @@ impl<F: Function> PreparedSparseHessian<F> {
         }
         let mut values = Vec::with_capacity(self.pattern.nnz());
         let (value, gradient) = if self.plan.compressed {
-            compressed::hessian(&self.f, x, &self.colouring, &mut self.buffer)?;
+            let seeds = (&self.colouring, Some(self.number));
+            compressed::hessian(&self.f, x, seeds, &mut self.buffer)?;
             compressed::decompress_star(
                 &self.pattern,
                 &self.colouring,

@@ -491,9 +491,10 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     }
 }
 
-/// A number for each adopted pattern, so that [`PreparedSparseJacobian::jacobian_into`] knows
-/// its own results.
-fn next_source() -> u64 {
+/// A number for each adopted pattern (and each prepared Hessian's colouring), so that
+/// [`PreparedSparseJacobian::jacobian_into`] knows its own results and a sweep knows the seeds
+/// it left.
+pub(super) fn next_source() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }

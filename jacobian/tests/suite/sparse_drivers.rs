@@ -239,6 +239,41 @@ proptest! {
     }
 }
 
+/// A prepared Hessian's sweeps seed by the colouring it has now: the pairs its products couple
+/// trade places when x₀ ≤ 0, for a star colouring of as many colours, and a call after the
+/// first writes only the primals.
+#[test]
+fn a_prepared_hessian_seeds_by_the_colouring_it_has_now() {
+    struct Trades;
+    impl Function for Trades {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let (a, b) = if x[0] > T::zero() { (1, 2) } else { (2, 1) };
+            vec![x[0] * x[a] + x[b] * x[3] + x[0].sin()]
+        }
+    }
+    let mut h = PreparedSparseHessian::new(Trades, &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    let check = |h: &mut PreparedSparseHessian<Trades>, x: &[f64]| {
+        let mut got = nalgebra::DMatrix::zeros(4, 4);
+        for (i, j, v) in h.hessian(x).unwrap().triplets() {
+            got[(i, j)] = v;
+        }
+        assert_relative_eq!(got, hessian(&Trades, x).unwrap().matrix, epsilon = 1e-12);
+    };
+    let before = h.colouring().colours.clone();
+    for x in [[1.5, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 1.0]] {
+        check(&mut h, &x);
+        check(&mut h, &x);
+    }
+    let x = [-1.0, 2.0, 3.0, 4.0];
+    h.redetect(&x).unwrap();
+    assert_ne!(h.colouring().colours, before);
+    assert_eq!(h.colouring().count, before.iter().max().unwrap() + 1);
+    for x in [x, [-0.5, 1.0, -2.0, 3.0]] {
+        check(&mut h, &x);
+        check(&mut h, &x);
+    }
+}
+
 /// Fᵢ = xᵢ₋₁ − 2xᵢ + xᵢ₊₁ + sin xᵢ.
 struct Tridiagonal;
 
