@@ -245,7 +245,7 @@ enum Tangents {
     /// The identity seeds of [`Inputs::lift_identity`]: lane j of input j is 1.
     Identity,
     /// Seeds written on every input by [`Inputs::seeded`], for the key it was given (a
-    /// colouring's number and the first and last colour).
+    /// colouring's number and the range of colours in the lanes).
     Seeded(Option<(u64, usize, usize)>),
 }
 

@@ -96,8 +96,8 @@ pub(crate) fn forward<F: Function>(
     )
 }
 
-/// The column colouring of forward sweeps, and its number while it does not change (a
-/// prepared object's; see [`Inputs::seeded`]).
+/// The colouring that seeds the sweeps (columns, or a Hessian's star colouring), and its number
+/// while it does not change (a prepared object's; see [`Inputs::seeded`]).
 pub(crate) type Seeds<'a> = (&'a Colouring, Option<u64>);
 
 fn forward_sweeps<const N: usize, F: Function>(
