@@ -290,3 +290,34 @@ fn a_shift_on_a_replayable_tape_is_recomputed_and_guarded_by_its_own_value() {
     let err = rec.reevaluate(&[1.6, 2.0]).unwrap_err();
     assert!(matches!(err, reverse::ReplayError::Guard(_)), "{err}");
 }
+
+/// A piecewise-constant rule records nothing on a plain tape, yet the Vars of two recordings
+/// still cannot meet in it.
+#[test]
+fn a_flat_rule_of_vars_of_two_tapes_panics() {
+    /// 1 where a ≥ b, else 0.
+    #[derive(Clone, Copy)]
+    struct AtLeast;
+    impl shared_ops::Binary for AtLeast {
+        const NAME: &'static str = "at_least";
+        const FLAT: bool = true;
+        fn eval<T: Op>(self, a: T, b: T) -> (T, T, T) {
+            let step = if a.value() >= b.value() { 1.0 } else { 0.0 };
+            (T::constant(step), T::zero(), T::zero())
+        }
+    }
+    let outer = Tape::new();
+    let x = outer.var(1.0);
+    let msg = panic_message(move || {
+        let inner = Tape::new();
+        let _ = x.apply2(inner.var(2.0), AtLeast);
+    });
+    assert!(msg.contains("two recordings cannot be combined"), "{msg}");
+    // With a constant, or a Var of the same tape, the result is a constant.
+    let (low, high) = (
+        x.apply2(Var::constant(0.5), AtLeast),
+        x.apply2(outer.var(3.0), AtLeast),
+    );
+    assert!(low.is_constant() && high.is_constant());
+    assert_eq!((low.value(), high.value()), (1.0, 0.0));
+}
