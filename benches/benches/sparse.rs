@@ -12,8 +12,9 @@
 //!   `prepared_into`, `detect_global` and `colour_columns` (the one-shot's other two parts),
 //!   `dense` (the dense [`jacobian`](jacobian::jacobian), 800 MB of matrix).
 //! - `sparse_ba` (GradBench `ba`, 49 cameras, 7 776 points, 31 843 observations): `f64`,
-//!   `prepared`, `one_shot`, and `echidna_prepared_with_our_pattern` (echidna's detection would
-//!   take 17 GB there).
+//!   `prepared`, `prepared_into`, `one_shot`, `f_on_seeded_duals` (f on the 16-lane duals of
+//!   the prepared sweep, built once: the floor of any one-sweep forward method), and
+//!   `echidna_prepared_with_our_pattern` (echidna's detection would take 17 GB there).
 //! - `sparse_hessian_rosenbrock_n=<n>` (n = 100, 10⁴): `f64`, `one_shot`, `prepared`, and with
 //!   peers `echidna_one_shot`, `echidna_prepared`.
 //! - `kmeans_newton` (GradBench `kmeans`, k = 100, n = 1000, d = 8): `f64`, `prepared` (the
@@ -27,6 +28,7 @@
 //! ```
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use forward::DualVec;
 use jacobian::sparse::{
     Detection, Order, PreparedSparseHessian, PreparedSparseJacobian, SparseJacobian,
     colour_columns, jacobian_pattern, sparse_hessian, sparse_jacobian,
@@ -166,6 +168,33 @@ fn bundle_adjustment(c: &mut Criterion) {
     let mut group = c.benchmark_group("sparse_ba");
     group.sample_size(10);
     jacobian_ids(&mut group, &f, &x, None);
+    // The floor of any one-sweep forward method here: f on the 16-lane duals the prepared sweep
+    // seeds (lane = the column's colour), built once; no inputs written, no outputs read.
+    let y = shifted(&x);
+    let mut prepared = PreparedSparseJacobian::new(&f, &x).unwrap();
+    let colouring = prepared
+        .colouring()
+        .expect("ba is swept by a column colouring")
+        .clone();
+    assert_eq!((prepared.plan().lanes, prepared.plan().sweeps), (16, 1));
+    let duals: Vec<DualVec<f64, 16>> = (y.iter().zip(&colouring.colours))
+        .map(|(&v, &colour)| DualVec::variable(v, colour))
+        .collect();
+    // The same sweep: its tangents are the prepared Jacobian's entries, bit for bit.
+    let swept = f.eval(&duals);
+    assert_eq!(
+        swept.iter().map(|d| d.primal).collect::<Vec<_>>(),
+        f.eval(&y)
+    );
+    for (i, j, v) in prepared.jacobian(&y).unwrap().triplets() {
+        assert_eq!(
+            swept[i].tangent[colouring.colours[j]], v,
+            "entry ({i}, {j})"
+        );
+    }
+    group.bench_function("f_on_seeded_duals", |b| {
+        b.iter(|| f.eval(black_box(&duals)))
+    });
     #[cfg(feature = "peers")]
     {
         use workloads::peers::EchidnaSparseJacobian;
