@@ -1,4 +1,5 @@
 use crate::chain;
+use crate::pin::pinned;
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
@@ -116,7 +117,7 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         };
         Dual {
             primal: self.primal.scale(c),
-            tangent,
+            tangent: pinned(tangent),
         }
     }
     #[inline(always)]
@@ -130,7 +131,7 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
     fn sub_from(self, c: f64) -> Self {
         Dual {
             primal: self.primal.sub_from(c),
-            tangent: -self.tangent,
+            tangent: pinned(-self.tangent),
         }
     }
     #[inline(always)]
@@ -138,7 +139,7 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         let (v, d) = rule.eval(self.primal);
         Dual {
             primal: v,
-            tangent: chain(R::UNIT_PARTIALS || !CHECK, [d], [self.tangent]),
+            tangent: pinned(chain(R::UNIT_PARTIALS || !CHECK, [d], [self.tangent])),
         }
     }
     #[inline(always)]
@@ -146,11 +147,11 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: chain(
+            tangent: pinned(chain(
                 R::UNIT_PARTIALS || !CHECK,
                 [da, db],
                 [self.tangent, other.tangent],
-            ),
+            )),
         }
     }
 }
@@ -161,7 +162,10 @@ impl<T: Op, const CHECK: bool> Dual<T, CHECK> {
     fn fused_mul_add(self, a: Self, b: Self) -> Self {
         let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
         let tangent = chain(!CHECK, [da, db, dc], [self.tangent, a.tangent, b.tangent]);
-        Dual { primal: v, tangent }
+        Dual {
+            primal: v,
+            tangent: pinned(tangent),
+        }
     }
 }
 
