@@ -11,27 +11,32 @@
 //!
 //! `DualVec` does not use it: its lanes are meant to be vectorised together.
 
-use core::any::Any;
-
 /// `t`, unchanged bit for bit. On x86-64 an `f64` or `f32` passes through an empty `asm!`
 /// block; any other type, or another architecture, is returned as it is. The type test is
 /// resolved at compile time.
+///
+/// Builds with debug assertions (unoptimised ones) skip the block: it only steers the
+/// optimiser, and unoptimised its locals enlarge every operation's stack frame (four nested
+/// duals overflowed a test thread's 2 MiB stack).
 #[inline(always)]
-pub(crate) fn pinned<T: 'static>(mut t: T) -> T {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let t: &mut dyn Any = &mut t;
-        if let Some(v) = t.downcast_mut::<f64>() {
+pub(crate) fn pinned<T: 'static>(t: T) -> T {
+    #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
+    let t = {
+        let mut t = t;
+        let any: &mut dyn core::any::Any = &mut t;
+        if let Some(v) = any.downcast_mut::<f64>() {
             *v = pin_f64(*v);
-        } else if let Some(v) = t.downcast_mut::<f32>() {
+        } else if let Some(v) = any.downcast_mut::<f32>() {
             *v = pin_f32(*v);
         }
-    }
+        t
+    };
     t
 }
 
 /// `v` through an empty `asm!` block in an SSE register.
 #[cfg(target_arch = "x86_64")]
+#[cfg_attr(debug_assertions, allow(dead_code))] // only tests call it there
 #[inline(always)]
 #[allow(unsafe_code)]
 fn pin_f64(mut v: f64) -> f64 {
@@ -45,6 +50,7 @@ fn pin_f64(mut v: f64) -> f64 {
 
 /// [`pin_f64`] for `f32`.
 #[cfg(target_arch = "x86_64")]
+#[cfg_attr(debug_assertions, allow(dead_code))] // only tests call it there
 #[inline(always)]
 #[allow(unsafe_code)]
 fn pin_f32(mut v: f32) -> f32 {
@@ -68,6 +74,11 @@ mod tests {
             let (x, y) = (f64::from_bits(bits), f32::from_bits(small));
             prop_assert_eq!(pinned(x).to_bits(), bits);
             prop_assert_eq!(pinned(y).to_bits(), small);
+            #[cfg(target_arch = "x86_64")]
+            {
+                prop_assert_eq!(pin_f64(x).to_bits(), bits);
+                prop_assert_eq!(pin_f32(y).to_bits(), small);
+            }
         }
     }
 
