@@ -4,6 +4,12 @@ use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
 
+/// `t` [pinned](crate::pin) in an unchecked dual, untouched in a checked one (see there why).
+#[inline(always)]
+fn pin<T: 'static, const CHECK: bool>(t: T) -> T {
+    if CHECK { t } else { pinned(t) }
+}
+
 /// A dual number `primal + tangent·ε` with ε² = 0: the value of an expression and its
 /// directional derivative, carried together through every operation.
 ///
@@ -117,7 +123,7 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         };
         Dual {
             primal: self.primal.scale(c),
-            tangent: pinned(tangent),
+            tangent: pin::<_, CHECK>(tangent),
         }
     }
     #[inline(always)]
@@ -131,7 +137,7 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
     fn sub_from(self, c: f64) -> Self {
         Dual {
             primal: self.primal.sub_from(c),
-            tangent: pinned(-self.tangent),
+            tangent: pin::<_, CHECK>(-self.tangent),
         }
     }
     #[inline(always)]
@@ -139,7 +145,7 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         let (v, d) = rule.eval(self.primal);
         Dual {
             primal: v,
-            tangent: pinned(chain(R::UNIT_PARTIALS || !CHECK, [d], [self.tangent])),
+            tangent: pin::<_, CHECK>(chain(R::UNIT_PARTIALS || !CHECK, [d], [self.tangent])),
         }
     }
     #[inline(always)]
@@ -147,7 +153,7 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: pinned(chain(
+            tangent: pin::<_, CHECK>(chain(
                 R::UNIT_PARTIALS || !CHECK,
                 [da, db],
                 [self.tangent, other.tangent],
@@ -164,7 +170,7 @@ impl<T: Op, const CHECK: bool> Dual<T, CHECK> {
         let tangent = chain(!CHECK, [da, db, dc], [self.tangent, a.tangent, b.tangent]);
         Dual {
             primal: v,
-            tangent: pinned(tangent),
+            tangent: pin::<_, CHECK>(tangent),
         }
     }
 }
