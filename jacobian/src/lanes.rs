@@ -22,7 +22,9 @@ use std::ops::Range;
 /// Measured (`cargo bench -p benches --bench lanes`, one thread; the table is in the README):
 /// 16 lanes against 8 took 0.86× the time on the dense tanh layer at 64 × 64, 0.97× at
 /// 256 × 4, 0.96× on a 2×15 block of bundle adjustment, 0.99× on Rosenbrock's gradient at
-/// n = 1000 and 1.06× at n = 100; 32 lanes lost everywhere (1.6× and 2.0× on the dense layer).
+/// n = 1000 and 1.06× at n = 100 (measured again on 2026-12-06: 1.12× and 1.17×, so the
+/// choice costs Rosenbrock's gradient up to 17%); 32 lanes lost everywhere (1.6× and 2.0× on
+/// the dense layer).
 /// [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes) offers 32, to measure.
 pub(crate) fn lanes_for(k: usize) -> usize {
     match k {
