@@ -137,3 +137,38 @@ fn jvp_without_the_per_operation_test_keeps_the_convention() {
     assert_eq!(&jv[..4], &[-1.0, 1.0, 1.0, 1.0]);
     assert!((jv[4] - 1.0 / 5.0_f64.sqrt()).abs() < 1e-15); // (−1 + 2)/√5
 }
+
+/// Σ xᵢ², noting how far past a cache line its inputs start (the largest seen).
+struct SumOfSquares(std::cell::Cell<usize>);
+
+impl Function for SumOfSquares {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        self.0.set(self.0.get().max(x.as_ptr() as usize % 64));
+        vec![x.iter().fold(T::constant(0.0), |s, &xi| s + xi * xi)]
+    }
+}
+
+#[test]
+fn jvp_duals_start_on_a_cache_line() {
+    // Sizes below and above glibc's `mmap` threshold (128 KiB: 8 192 duals), growing and
+    // shrinking the kept buffer; the values are the plain loop's, bit for bit.
+    for n in [1, 3, 100, 10_000, 2, 9_000, 100_000, 7] {
+        let x: Vec<f64> = (0..n).map(|i| 1.0 + 0.25 * (i % 7) as f64).collect();
+        let v: Vec<f64> = (0..n).map(|i| 0.5 - 0.125 * (i % 5) as f64).collect();
+        let f = SumOfSquares(std::cell::Cell::new(0));
+        let (y, jv) = jacobian::jvp(&f, &x, &v).unwrap();
+        assert_eq!(
+            f.0.get(),
+            0,
+            "n = {n}: the duals start {} bytes past a line",
+            f.0.get()
+        );
+        let pairs = x.iter().zip(&v);
+        let want_y = x.iter().fold(0.0, |s, &xi| s + xi * xi);
+        let want_jv = pairs.fold(0.0, |s, (&xi, &vi)| s + (vi * xi + xi * vi));
+        assert_eq!(
+            (y[0].to_bits(), jv[0].to_bits()),
+            (want_y.to_bits(), want_jv.to_bits())
+        );
+    }
+}
