@@ -125,11 +125,13 @@ pub(crate) fn on_kept_duals<R>(
     v: &[f64],
     eval: impl FnOnce(&[Dual<f64, false>]) -> R,
 ) -> R {
-    const PER_LINE: usize = 64 / size_of::<Dual<f64, false>>();
+    const LINE: usize = 64;
+    const PER_LINE: usize = LINE / size_of::<Dual<f64, false>>();
     let mut xs = KEPT_DUALS.take();
     xs.clear();
     xs.reserve(x.len() + PER_LINE - 1);
-    let skip = (64 - xs.as_ptr() as usize % 64) % 64 / size_of::<Dual<f64, false>>();
+    // `usize::MAX` where no whole number of duals reaches a line; then any skip is as good.
+    let skip = xs.as_ptr().align_offset(LINE).min(PER_LINE - 1);
     xs.resize(skip, Dual::default());
     write_duals(&mut xs, x, v);
     let out = eval(&xs[skip..]);
