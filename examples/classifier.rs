@@ -1,5 +1,5 @@
 //! A small classifier on two interleaved spirals: a 2 → 32 → 32 → 2 perceptron (tanh), the
-//! softmax cross-entropy loss, and Adam, all from `reverse::tensor`.
+//! softmax cross-entropy loss, and Adam, all from the `tensor` crate.
 //!
 //! The data are made here, deterministically: two arms of a spiral, one per class, that wind
 //! around each other 1¾ times, with a little noise. No straight line separates them, so the
@@ -14,9 +14,9 @@
 use std::f64::consts::PI;
 
 use crate::lcg::Lcg;
-use reverse::ndarray::{Array1, Array2};
-use reverse::tensor::optim::Adam;
-use reverse::tensor::{Tensor, TensorError};
+use tensor::ndarray::{Array1, Array2};
+use tensor::optim::Adam;
+use tensor::{Tensor, TensorError};
 
 /// Points and their classes.
 pub struct Data {
@@ -92,7 +92,7 @@ impl Model {
 
     /// The share of rows whose largest logit is their label's.
     pub fn accuracy(&self, data: &Data) -> Result<f64, TensorError> {
-        let logits = reverse::tensor::no_grad(|| self.logits(&data.x))?;
+        let logits = tensor::no_grad(|| self.logits(&data.x))?;
         let logits = logits.data();
         let right = logits
             .outer_iter()

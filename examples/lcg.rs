@@ -10,8 +10,8 @@
 //! assert_eq!(Lcg(1).next(), v); // the same seed, the same numbers
 //! ```
 
-use reverse::ndarray::Array2;
-use reverse::tensor::Tensor;
+use tensor::Tensor;
+use tensor::ndarray::Array2;
 
 /// A linear congruential generator; the `u64` is its state (the seed).
 pub struct Lcg(pub u64);

@@ -8,7 +8,7 @@
 
 use examples::lcg::Lcg;
 use ndarray::{Array1, Array2};
-use reverse::tensor::{Tensor, TensorError};
+use tensor::{Tensor, TensorError};
 
 /// Inputs on a grid in [-1.5, 1.5]² and targets sin(x1) + x2².
 fn dataset(n: usize) -> (Tensor, Tensor) {

@@ -4,7 +4,7 @@
 //! Run with `cargo run --release --example spirals`.
 
 use examples::classifier::{Model, spirals, train};
-use reverse::tensor::TensorError;
+use tensor::TensorError;
 
 fn main() -> Result<(), TensorError> {
     let data = spirals(100, 1);

@@ -10,7 +10,7 @@
 
 use ndarray::{Array1, Array2, array};
 use reverse::prelude::*; // Tape, Var and the Float methods (tanh)
-use reverse::tensor::{Tensor, TensorError};
+use tensor::{Tensor, TensorError};
 
 /// Numbers in one format, so that the three rows can be compared digit by digit.
 fn row(values: impl IntoIterator<Item = f64>) -> String {

@@ -15,7 +15,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ndarray::{Array1, Array2};
-use reverse::tensor::{Element, Tensor, no_grad};
+use tensor::{Element, Tensor, no_grad};
 
 const BATCH: usize = 64;
 const INPUT: usize = 256;

@@ -58,13 +58,8 @@
 //! The tape of a long loop grows with the loop; [`checkpointed_gradient`] differentiates a
 //! [`Recurrence`] keeping a few of its states and one step's tape instead, with the same gradient
 //! bit for bit (the [`checkpoint`] module).
-//!
-//! Array-valued reverse mode in the style of PyTorch (a [`tensor::Tensor`] that records its own
-//! graph, on `ndarray`) is in the [`tensor`] module.
-// `unsafe` is denied but in four audited places, each with its invariant and the measurement
-// that pays for it: the registry of recording tapes (tape/live.rs), the fast append of a node
-// (tape/storage.rs), the sweep of a tape of f64 (sweep/kernel.rs), and the call of the `gemm`
-// crate's kernels under the tensors' matrix products (tensor/ops/gemm.rs).
+// `unsafe` is denied but where docs/unsafe.md lists it, with its invariant, its test and the
+// measurement that pays for it.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -101,7 +96,6 @@ mod drivers;
 pub mod replay;
 mod sweep;
 mod tape;
-pub mod tensor;
 #[cfg(test)]
 mod testing;
 pub mod trace;
@@ -109,8 +103,6 @@ mod var;
 
 pub use checkpoint::{Recurrence, checkpointed_gradient};
 pub use drivers::{gradient, jacobian_rows, vjp};
-/// The `ndarray` that [`tensor::Tensor`] holds, so that a user's arrays are of the same version.
-pub use ndarray;
 pub use replay::{GuardFailure, ReplayError};
 #[cfg(feature = "nalgebra")]
 pub use shared_ops::Real;

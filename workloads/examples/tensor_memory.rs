@@ -5,8 +5,8 @@
 //! Run: `cargo run --release -p workloads --example tensor_memory [-- steps]` (default 500 000
 //! steps, 10⁶ operations).
 
-use reverse::tensor::Tensor;
 use std::time::Instant;
+use tensor::Tensor;
 
 /// The resident memory of the process in bytes (Linux; 0 elsewhere).
 fn resident() -> usize {

@@ -14,6 +14,4 @@ mod nary;
 mod nested;
 mod real_field;
 mod schedule;
-mod tensor;
-mod tensor_vs_scalar;
 mod trace;

@@ -1,4 +1,4 @@
-//! The operations on [`Tensor`](crate::tensor::Tensor), one family per file
+//! The operations on [`Tensor`](crate::Tensor), one family per file
 //! (in the style of dfdx). Each op computes its result eagerly and records a
 //! backward closure that maps the result's gradient to its inputs' gradients.
 
@@ -12,7 +12,7 @@ pub(crate) mod shape;
 pub(crate) mod softmax;
 pub(crate) mod unary;
 
-use crate::tensor::Element;
+use crate::Element;
 
 /// `g · d`, the gradient through a local partial, under the structural-zero convention of the
 /// rule table: a zero factor gives exactly 0, where `0 · ∞` and `0 · NaN` would give NaN. So
@@ -36,13 +36,13 @@ pub(crate) fn axis(
     axis: isize,
     shape: &[usize],
     ndim: usize,
-) -> Result<usize, crate::tensor::TensorError> {
+) -> Result<usize, crate::TensorError> {
     let n = ndim as isize;
     let a = if axis < 0 { axis + n } else { axis };
     if (0..n).contains(&a) {
         Ok(a as usize)
     } else {
-        Err(crate::tensor::TensorError::Axis {
+        Err(crate::TensorError::Axis {
             op,
             axis,
             shape: shape.to_vec(),
@@ -55,12 +55,12 @@ pub(crate) fn axes(
     op: &'static str,
     given: &[isize],
     shape: &[usize],
-) -> Result<Vec<usize>, crate::tensor::TensorError> {
+) -> Result<Vec<usize>, crate::TensorError> {
     let mut out = Vec::with_capacity(given.len());
     for &a in given {
         let k = axis(op, a, shape, shape.len())?;
         if out.contains(&k) {
-            return Err(crate::tensor::TensorError::Axis {
+            return Err(crate::TensorError::Axis {
                 op,
                 axis: a,
                 shape: shape.to_vec(),

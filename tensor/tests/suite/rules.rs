@@ -4,9 +4,9 @@
 //! version counter, and `f32` against `f64`.
 
 use super::*;
-use reverse::tensor::Element;
 use reverse::{Float, Tape, Var};
 use shared_ops::{Binary, Op, Unary, rules};
+use tensor::Element;
 
 /// softplus, a user rule: every mode and the tensors take it from this one definition.
 #[derive(Clone, Copy)]

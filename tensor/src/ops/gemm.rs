@@ -7,13 +7,13 @@
 //! `general_mat_mul` (matrixmultiply) took 307–318 µs, and 73 against 139 µs in f32 (one
 //! thread, the project's 2-core Xeon with AVX-512).
 //!
-//! [`Tensor::matmul`]: crate::tensor::Tensor::matmul
+//! [`Tensor::matmul`]: crate::Tensor::matmul
 
 use std::any::TypeId;
 
 use ndarray::{ArrayView2, ArrayViewMut2, linalg::general_mat_mul};
 
-use crate::tensor::Element;
+use crate::Element;
 
 /// Calls a `gemm` kernel of element type `$t` on [`Operands`] of the tensor's element type,
 /// which the caller has found (by `TypeId`) to be `$t`.
@@ -55,7 +55,7 @@ macro_rules! kernel_call {
 }
 
 /// `c = a · b`, overwriting every element of `c` whatever it held (a buffer from the
-/// [`pool`](crate::tensor::pool), say, stale values and NaNs included). The shapes must agree:
+/// [`pool`](crate::pool), say, stale values and NaNs included). The shapes must agree:
 /// `a` is m × k, `b` k × n, `c` m × n (the caller's plan has checked them; a mismatch panics
 /// here, before any kernel runs).
 ///

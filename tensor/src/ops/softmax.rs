@@ -6,15 +6,15 @@ use ndarray::{Axis, Zip};
 
 use super::axis;
 use super::reduce::logsumexp_kept;
-use crate::tensor::{Element, Tensor, TensorError};
+use crate::{Element, Tensor, TensorError};
 
 impl<T: Element> Tensor<T> {
     /// `e^xᵢ / Σⱼ e^xⱼ` along `axis` (negative: from the end), computed stably.
     /// The backward is `y ⊙ (g − Σ g ⊙ y)` along the axis.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 1.0], [0.0, 1000.0]], true);
     /// let p = x.softmax(-1).unwrap();
@@ -45,8 +45,8 @@ impl<T: Element> Tensor<T> {
     /// `g − softmax ⊙ Σ g` along the axis.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![0.0, 0.0], false);
     /// let l = x.log_softmax(0).unwrap();
@@ -80,8 +80,8 @@ impl<T: Element> Tensor<T> {
     /// of targets is not N, [`TensorError::Index`] for a class index out of range.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let logits = Tensor::new(array![[2.0, 0.0], [0.0, 0.0]], true);
     /// let loss = logits.cross_entropy(&[0, 1]).unwrap();

@@ -1,7 +1,7 @@
 //! The optimisers against their update rules written out by hand.
 
 use super::*;
-use reverse::tensor::optim::{Adam, Sgd};
+use tensor::optim::{Adam, Sgd};
 
 /// The loss Σ cᵢ·wᵢ² + wᵢ, whose gradient 2cᵢwᵢ + 1 differs per element.
 fn loss(w: &Tensor) -> Tensor {

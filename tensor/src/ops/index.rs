@@ -8,16 +8,16 @@ use ndarray::{ArrayD, ArrayRefD, Axis, IxDyn, Slice, Zip};
 
 use super::axis;
 use super::shape::scatter_add;
-use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
-use crate::tensor::{Element, Tensor, TensorError};
+use crate::broadcast::{broadcast_shapes, reduce_to_shape_owned};
+use crate::{Element, Tensor, TensorError};
 
 impl<T: Element> Tensor<T> {
     /// Picks entries along `axis` by index (`torch.index_select`); indices may repeat and come
     /// in any order. The backward adds each entry's gradient back where it came from.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], true);
     /// let y = x.index_select(-1, &[2, 2, 0]).unwrap();
@@ -34,8 +34,8 @@ impl<T: Element> Tensor<T> {
     /// along axis 0.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], true);
     /// let y = x.select_rows(&[2, 0, 2]).unwrap();
@@ -82,8 +82,8 @@ impl<T: Element> Tensor<T> {
     /// The entries `start..start + len` along `axis` (`torch.narrow`).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], true);
     /// let y = x.narrow(1, 1, 2).unwrap();
@@ -97,8 +97,8 @@ impl<T: Element> Tensor<T> {
     /// The rows `range.start..range.end`: [`narrow`](Tensor::narrow) along axis 0.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![10.0, 20.0, 30.0, 40.0], true);
     /// let y = x.slice_rows(1..3).unwrap();
@@ -147,8 +147,8 @@ impl<T: Element> Tensor<T> {
     /// gradient entry back at the position it was gathered from.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], true);
     /// let picked = x.gather(1, &array![[2], [0]].into_dyn()).unwrap();
@@ -201,8 +201,8 @@ impl<T: Element> Tensor<T> {
     /// other axis.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let a = Tensor::new(array![[1.0, 2.0]], true);
     /// let b = Tensor::new(array![[3.0, 4.0], [5.0, 6.0]], true);
@@ -219,8 +219,8 @@ impl<T: Element> Tensor<T> {
     /// Stacks tensors of one shape along a new `axis` (`torch.stack`).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let a = Tensor::new(array![1.0, 2.0], true);
     /// let b = Tensor::new(array![3.0, 4.0], false);
@@ -299,8 +299,8 @@ impl<T: Element> Tensor<T> {
     /// broadcast together. The gradient goes to the side that was taken (0 to the other).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![1.0, 2.0, 3.0], true);
     /// let cond = x.data().mapv(|v| v > 1.5);
@@ -349,8 +349,8 @@ impl<T: Element> Tensor<T> {
     /// filled entries get no gradient.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
     /// let y = x.masked_fill(&array![true, false].into_dyn(), -1.0).unwrap();

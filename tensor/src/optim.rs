@@ -7,7 +7,7 @@
 //! [`version`](super::Tensor::version): the graph of that loss cannot be swept again.
 //!
 //! ```
-//! use reverse::tensor::{optim::Adam, Tensor};
+//! use tensor::{optim::Adam, Tensor};
 //!
 //! // Minimise (w − 3)² from w = 0.
 //! let w: Tensor = Tensor::scalar(0.0).with_grad();
@@ -31,7 +31,7 @@ use super::{Element, Tensor};
 /// version unchanged.
 ///
 /// ```
-/// use reverse::tensor::{optim::Sgd, Tensor};
+/// use tensor::{optim::Sgd, Tensor};
 ///
 /// let w = Tensor::scalar(1.0).with_grad();
 /// let mut opt = Sgd::new([w.clone()], 0.25).momentum(0.5);
@@ -105,7 +105,7 @@ impl<T: Element> Sgd<T> {
 /// `v̂ = v/(1 − β₂ᵗ)`. Defaults β₁ = 0.9, β₂ = 0.999, ε = 1e-8.
 ///
 /// ```
-/// use reverse::tensor::{optim::Adam, Tensor};
+/// use tensor::{optim::Adam, Tensor};
 ///
 /// // The first step moves every parameter by about lr, against its gradient's sign.
 /// let w: Tensor = Tensor::from_vec(&[2], vec![1.0, -1.0]).unwrap().with_grad();

@@ -1,13 +1,13 @@
 //! Tests and property tests (gradients against central finite differences) of
-//! `reverse::tensor`, through its public API.
+//! the `tensor` crate, through its public API.
 
 use approx::assert_abs_diff_eq;
 use ndarray::{ArrayD, ArrayViewD, IxDyn, array};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use reverse::tensor::broadcast::{broadcast_shapes, reduce_to_shape};
-use reverse::tensor::{CustomOp, Tensor, TensorError, is_grad_enabled, no_grad};
+use tensor::broadcast::{broadcast_shapes, reduce_to_shape};
+use tensor::{CustomOp, Tensor, TensorError, is_grad_enabled, no_grad};
 
 // Helpers shared by the test files of this folder.
 
@@ -119,4 +119,5 @@ mod optim;
 mod properties;
 mod rules;
 mod softmax;
+mod tensor_vs_scalar;
 mod values;

@@ -8,10 +8,10 @@
 
 use ndarray::{ArrayD, ArrayRefD, Axis, CowArray, Ix3, IxDyn};
 
-use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape_owned};
-use crate::tensor::ops::gemm::mat_mul_into;
-use crate::tensor::ops::shape::reshape_owned;
-use crate::tensor::{Element, Tensor, TensorError, pool};
+use crate::broadcast::{broadcast_shapes, reduce_to_shape_owned};
+use crate::ops::gemm::mat_mul_into;
+use crate::ops::shape::reshape_owned;
+use crate::{Element, Tensor, TensorError, pool};
 
 /// The shapes of a product: both operands promoted to at least 2-D, the broadcast batch
 /// axes, and the result's shape with the promoted axes removed.
@@ -94,8 +94,8 @@ impl<T: Element> Tensor<T> {
     /// batch axes that do not broadcast.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let w = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
     /// let x = Tensor::new(array![2.0, 3.0], true);

@@ -6,12 +6,12 @@
 //! used 4 times, so its gradient is the sum of the 4 corresponding output
 //! gradients: the gradient is summed over the broadcast axes.
 //!
-//! These helpers are public so that [`CustomOp`](crate::tensor::CustomOp)
+//! These helpers are public so that [`CustomOp`](crate::CustomOp)
 //! implementations can broadcast too.
 
 use ndarray::{ArrayD, ArrayViewD, Axis, CowArray, IxDyn};
 
-use crate::tensor::{Element, TensorError};
+use crate::{Element, TensorError};
 
 /// The shape that `lhs` and `rhs` broadcast to under NumPy rules: align the
 /// shapes on the right; two dimensions are compatible when they are equal or
@@ -20,7 +20,7 @@ use crate::tensor::{Element, TensorError};
 /// `op` only names the operation in the error.
 ///
 /// ```
-/// use reverse::tensor::broadcast::broadcast_shapes;
+/// use tensor::broadcast::broadcast_shapes;
 ///
 /// assert_eq!(broadcast_shapes("add", &[3, 1], &[4]).unwrap(), vec![3, 4]);
 /// assert_eq!(broadcast_shapes("add", &[], &[2, 3]).unwrap(), vec![2, 3]);
@@ -58,7 +58,7 @@ pub fn broadcast_shapes(
 /// [`reduce_to_shape_owned`] to avoid it.
 ///
 /// ```
-/// use reverse::tensor::broadcast::reduce_to_shape;
+/// use tensor::broadcast::reduce_to_shape;
 /// use ndarray::{array, ArrayD};
 ///
 /// let g = ArrayD::<f64>::ones(vec![3, 4]);
@@ -117,7 +117,7 @@ fn sum_rows<T: Element>(data: &[T], shape: &[usize]) -> ArrayD<T> {
 /// shapes already match (the common case).
 ///
 /// ```
-/// use reverse::tensor::broadcast::reduce_to_shape_owned;
+/// use tensor::broadcast::reduce_to_shape_owned;
 /// use ndarray::ArrayD;
 ///
 /// let g = ArrayD::from_elem(vec![2, 3], 1.0);

@@ -59,10 +59,10 @@
 //! # Example
 //!
 //! ```
-//! use reverse::ndarray::array; // the re-exported ndarray: always the version `Tensor` holds
-//! use reverse::tensor::Tensor;
+//! use tensor::ndarray::array; // the re-exported ndarray: always the version `Tensor` holds
+//! use tensor::Tensor;
 //!
-//! # fn main() -> Result<(), reverse::tensor::TensorError> {
+//! # fn main() -> Result<(), tensor::TensorError> {
 //! let x = Tensor::new(array![2.0, 3.0], true);
 //! let w = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
 //! let loss = w.matmul(&x)?.tanh().sum();
@@ -72,6 +72,9 @@
 //! # Ok(())
 //! # }
 //! ```
+// `unsafe` is denied but in the call of the `gemm` crate's kernels under the matrix products
+// (ops/gemm.rs); docs/unsafe.md lists it with its invariant and its test.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod broadcast;
@@ -89,6 +92,8 @@ mod storage;
 pub use element::Element;
 pub use error::TensorError;
 pub use grad_mode::{is_grad_enabled, no_grad};
+/// The `ndarray` that [`Tensor`] holds, so that a user's arrays are of the same version.
+pub use ndarray;
 pub use ops::custom::CustomOp;
 
 pub(crate) use node::BackwardArgs;
@@ -113,7 +118,7 @@ const WIDE: usize = 256;
 /// share data and gradient. See the [module docs](self) for conventions.
 ///
 /// ```
-/// use reverse::tensor::Tensor;
+/// use tensor::Tensor;
 ///
 /// let a = Tensor::from_vec(&[2], vec![1.0, 2.0]).unwrap().with_grad();
 /// let b = &a * &a + 1.0; // broadcasting with a scalar
@@ -130,7 +135,7 @@ impl<T: Element> Tensor<T> {
     /// `ArrayD`) as a leaf tensor.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let w = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
@@ -147,7 +152,7 @@ impl<T: Element> Tensor<T> {
     /// `shape`. Chain [`with_grad`](Tensor::with_grad) to make it trainable.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let t = Tensor::from_vec(&[2, 3], vec![1., 2., 3., 4., 5., 6.]).unwrap();
     /// assert_eq!(t.data()[[1, 0]], 4.0);
@@ -166,7 +171,7 @@ impl<T: Element> Tensor<T> {
     /// A 0-dimensional constant.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let s = Tensor::scalar(2.5);
     /// assert_eq!(s.shape(), Vec::<usize>::new());
@@ -179,12 +184,12 @@ impl<T: Element> Tensor<T> {
     /// A constant filled with zeros.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// // The element type is inferred; where nothing fixes it, name it (the default is f64).
     /// let z: Tensor = Tensor::zeros(&[2, 3]);
     /// assert_eq!(z.sum().item().unwrap(), 0.0);
-    /// assert_eq!(Tensor::<f32>::zeros(&[2]).item(), Err(reverse::tensor::TensorError::NotScalar { op: "item", shape: vec![2] }));
+    /// assert_eq!(Tensor::<f32>::zeros(&[2]).item(), Err(tensor::TensorError::NotScalar { op: "item", shape: vec![2] }));
     /// ```
     pub fn zeros(shape: &[usize]) -> Tensor<T> {
         Tensor::new(ArrayD::zeros(IxDyn(shape)), false)
@@ -193,7 +198,7 @@ impl<T: Element> Tensor<T> {
     /// A constant filled with ones.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// assert_eq!(Tensor::<f64>::ones(&[2, 3]).sum().item().unwrap(), 6.0);
     /// ```
@@ -207,7 +212,7 @@ impl<T: Element> Tensor<T> {
     /// Ops built from this tensor *before* the call did not record it.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let p = Tensor::<f64>::zeros(&[3]).with_grad();
     /// assert!(p.requires_grad());
@@ -299,7 +304,7 @@ impl<T: Element> Tensor<T> {
     /// large data without copying it, use [`with_data`](Tensor::with_data).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let t = Tensor::new(array![1.0, 2.0], false);
@@ -317,7 +322,7 @@ impl<T: Element> Tensor<T> {
     /// [`update`](Tensor::update) or an optimiser's step on the same tensor (they would panic).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let t = Tensor::from_vec(&[2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
     /// assert_eq!(t.with_data(|v| v.sum()), 10.0);
@@ -339,7 +344,7 @@ impl<T: Element> Tensor<T> {
     /// [`retain_grad`](Tensor::retain_grad)) keep their gradient.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(3.0).with_grad();
     /// assert!(x.grad().is_none());
@@ -353,7 +358,7 @@ impl<T: Element> Tensor<T> {
     /// The shape of the data.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// assert_eq!(Tensor::<f64>::zeros(&[4, 1]).shape(), vec![4, 1]);
     /// ```
@@ -364,7 +369,7 @@ impl<T: Element> Tensor<T> {
     /// Number of dimensions.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// assert_eq!(Tensor::<f64>::zeros(&[4, 1]).ndim(), 2);
     /// ```
@@ -375,7 +380,7 @@ impl<T: Element> Tensor<T> {
     /// Number of elements.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// assert_eq!(Tensor::<f64>::zeros(&[4, 3]).numel(), 12);
     /// assert_eq!(Tensor::scalar(1.0).numel(), 1);
@@ -387,7 +392,7 @@ impl<T: Element> Tensor<T> {
     /// The value of a one-element tensor (any shape with one element).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// assert_eq!(Tensor::<f64>::ones(&[1, 1]).item().unwrap(), 1.0);
     /// assert!(Tensor::<f64>::ones(&[2]).item().is_err());
@@ -406,7 +411,7 @@ impl<T: Element> Tensor<T> {
     /// by constructors). Kept even when no graph was recorded.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::<f64>::ones(&[2]);
     /// assert_eq!(x.op_name(), "leaf");
@@ -420,7 +425,7 @@ impl<T: Element> Tensor<T> {
     /// results computed without recording a graph).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let a = Tensor::<f64>::ones(&[2]).with_grad();
     /// let b = &a + &a;
@@ -433,7 +438,7 @@ impl<T: Element> Tensor<T> {
     /// Whether gradients flow to this tensor.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let a = Tensor::ones(&[2]);
     /// let b = Tensor::ones(&[2]).with_grad();
@@ -448,7 +453,7 @@ impl<T: Element> Tensor<T> {
     /// or under [`no_grad`]) rather than by a recorded op.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let a = Tensor::<f64>::ones(&[2]).with_grad();
     /// assert!(a.is_leaf());
@@ -465,8 +470,8 @@ impl<T: Element> Tensor<T> {
     /// other data (PyTorch raises the same way).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::{Tensor, TensorError};
+    /// use tensor::ndarray::array;
+    /// use tensor::{Tensor, TensorError};
     ///
     /// let x = Tensor::new(array![1.0, 2.0], true);
     /// let y = (&x * &x).sum();
@@ -485,7 +490,7 @@ impl<T: Element> Tensor<T> {
     /// non-leaf tensor, like PyTorch's `retain_grad`.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(2.0).with_grad();
     /// let y = &x * 3.0;

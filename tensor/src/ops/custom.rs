@@ -3,7 +3,7 @@
 
 use ndarray::{ArrayD, ArrayViewD};
 
-use crate::tensor::{Element, Tensor};
+use crate::{Element, Tensor};
 
 /// An operation defined outside this module: implement it and apply it with
 /// [`Tensor::custom`].
@@ -11,12 +11,12 @@ use crate::tensor::{Element, Tensor};
 /// `backward` receives the inputs, the output computed by `forward` and the
 /// gradient of the loss with respect to that output, and must return one
 /// gradient per input, each of that input's shape (checked during
-/// `backward`, which reports [`TensorError::ShapeMismatch`](crate::tensor::TensorError::ShapeMismatch)
-/// or [`TensorError::GradientCount`](crate::tensor::TensorError::GradientCount)
+/// `backward`, which reports [`TensorError::ShapeMismatch`](crate::TensorError::ShapeMismatch)
+/// or [`TensorError::GradientCount`](crate::TensorError::GradientCount)
 /// otherwise).
 ///
 /// ```
-/// use reverse::tensor::{CustomOp, Tensor};
+/// use tensor::{CustomOp, Tensor};
 /// use ndarray::{ArrayD, ArrayViewD};
 ///
 /// /// softplus(x) = ln(1 + e^x); its derivative is the sigmoid.
@@ -67,7 +67,7 @@ impl<T: Element> Tensor<T> {
     /// graph like a built-in op.
     ///
     /// ```
-    /// use reverse::tensor::{CustomOp, Tensor};
+    /// use tensor::{CustomOp, Tensor};
     /// use ndarray::{ArrayD, ArrayViewD};
     ///
     /// /// x * y, written by hand.

@@ -4,7 +4,7 @@
 //! The operators accept any mix of `Tensor`, `&Tensor` and `f64`:
 //!
 //! ```
-//! use reverse::tensor::Tensor;
+//! use tensor::Tensor;
 //! use ndarray::array;
 //!
 //! let a = Tensor::new(array![[1.0], [2.0]], true); // (2, 1)
@@ -24,9 +24,9 @@ use ndarray::{ArrayD, ArrayRefD, IxDyn, Zip};
 use shared_ops::{Binary, rules};
 
 use super::chain;
-use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape, reduce_to_shape_owned};
-use crate::tensor::ops::unary::Elementwise;
-use crate::tensor::{Element, Tensor, TensorError, pool};
+use crate::broadcast::{broadcast_shapes, reduce_to_shape, reduce_to_shape_owned};
+use crate::ops::unary::Elementwise;
+use crate::{Element, Tensor, TensorError, pool};
 
 /// `f(x, y)` elementwise over `x` and `y` broadcast to `shape`.
 ///
@@ -89,8 +89,8 @@ impl<T: Element> Tensor<T> {
     /// input's shape.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     /// use shared_ops::rules::Hypot;
     ///
     /// let a = Tensor::new(array![3.0, 0.0], true);
@@ -228,8 +228,8 @@ impl<T: Element> Tensor<T> {
     /// gradient; a NaN loses (as `f64::max`) and gets none.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let a = Tensor::new(array![1.0, 2.0, 3.0], true);
     /// let b = Tensor::new(array![2.0], true);
@@ -246,8 +246,8 @@ impl<T: Element> Tensor<T> {
     /// `min(self, other)` elementwise with broadcasting; ties as [`maximum`](Tensor::maximum).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let a = Tensor::new(array![1.0, 3.0], false);
     /// let m = a.minimum(&Tensor::scalar(2.0)).unwrap();
@@ -260,7 +260,7 @@ impl<T: Element> Tensor<T> {
     /// Elementwise `self + other` with broadcasting.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let a = Tensor::new(array![[1.0, 2.0, 3.0]], false); // (1, 3)
@@ -276,7 +276,7 @@ impl<T: Element> Tensor<T> {
     /// Elementwise `self - other` with broadcasting.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let a = Tensor::new(array![5.0, 7.0], false);
@@ -290,7 +290,7 @@ impl<T: Element> Tensor<T> {
     /// Elementwise `self * other` with broadcasting.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let a = Tensor::new(array![1.0, 2.0], true);
@@ -308,7 +308,7 @@ impl<T: Element> Tensor<T> {
     /// by zero gives `inf`/`NaN`, not an error).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let a = Tensor::new(array![1.0, 2.0], false);
@@ -326,7 +326,7 @@ impl<T: Element> Tensor<T> {
     /// Elementwise negation, `-self` (also available as the `-` operator).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let a = Tensor::new(array![1.0, -2.0], false);

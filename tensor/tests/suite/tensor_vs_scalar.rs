@@ -1,8 +1,8 @@
 //! The tensor autograd and the scalar tape agree on the seed example and on a small MLP loss.
 
 use ndarray::{Array1, Array2, array};
-use reverse::tensor::Tensor;
 use reverse::{Float, Tape, Var};
+use tensor::Tensor;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1e-300)

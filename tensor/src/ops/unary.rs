@@ -12,8 +12,8 @@
 use shared_ops::rules::{self, Max, Min, Powf, Powi};
 use shared_ops::{Binary, Op, Unary};
 
-use crate::tensor::storage::{Buf, Storage};
-use crate::tensor::{Element, Tensor};
+use crate::storage::{Buf, Storage};
+use crate::{Element, Tensor};
 
 /// A scalar exponent as a one-argument rule: `x ↦ xᵖ` through the two-argument `Powf` rule.
 #[derive(Clone, Copy)]
@@ -47,8 +47,8 @@ impl<T: Element> Tensor<T> {
     /// structural-zero convention, as the scalar modes do.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     /// use shared_ops::{Op, Unary};
     ///
     /// /// softplus(x) = ln(1 + eˣ), its derivative the logistic function.
@@ -104,7 +104,7 @@ impl<T: Element> Tensor<T> {
     /// `xⁿ` for an integer exponent; derivative `n xⁿ⁻¹` (and 0 for `n = 0`).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(3.0).with_grad();
     /// x.powi(2).backward().unwrap();
@@ -118,7 +118,7 @@ impl<T: Element> Tensor<T> {
     /// gives `NaN`.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(4.0).with_grad();
     /// x.powf(1.5).backward().unwrap();
@@ -133,8 +133,8 @@ impl<T: Element> Tensor<T> {
     /// gives 1 there). `lo > hi` gives `hi` everywhere, as `min(max(x, lo), hi)` does.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![-2.0, 0.0, 1.0, 3.0], true);
     /// let y = x.clamp(-1.0, 1.0);
@@ -149,7 +149,7 @@ impl<T: Element> Tensor<T> {
     /// The natural logarithm, as PyTorch names it: [`ln`](Tensor::ln).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// assert_eq!(Tensor::scalar(1.0).log().item().unwrap(), 0.0);
     /// ```
@@ -176,7 +176,7 @@ elementwise! {
     /// `eˣ` elementwise.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(0.0).with_grad();
     /// let y = x.exp();
@@ -187,7 +187,7 @@ elementwise! {
     /// Natural logarithm elementwise (`NaN` for negative inputs, derivative `+∞` at 0).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(2.0).with_grad();
     /// x.ln().backward().unwrap();
@@ -197,7 +197,7 @@ elementwise! {
     /// Sine elementwise.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(0.0).with_grad();
     /// x.sin().backward().unwrap();
@@ -207,7 +207,7 @@ elementwise! {
     /// Cosine elementwise.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(0.0).with_grad();
     /// x.cos().backward().unwrap();
@@ -219,7 +219,7 @@ elementwise! {
     /// exact derivative; the scalar modes' `libm` value may differ by an ulp or two).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(0.0).with_grad();
     /// x.tanh().backward().unwrap();
@@ -229,7 +229,7 @@ elementwise! {
     /// Logistic sigmoid `1 / (1 + e⁻ˣ)`.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(0.0).with_grad();
     /// let s = x.sigmoid();
@@ -240,8 +240,8 @@ elementwise! {
     /// `max(x, 0)` elementwise. Its derivative is taken as **0 at 0**.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![-1.0, 0.0, 2.0], true);
     /// x.relu().sum().backward().unwrap();
@@ -252,7 +252,7 @@ elementwise! {
     /// reaching it gives 0, not NaN).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(4.0).with_grad();
     /// x.sqrt().backward().unwrap();
@@ -263,8 +263,8 @@ elementwise! {
     /// (unlike `f64::signum`, which gives 1 for `+0.0`).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![-2.0, 0.0, 3.0], true);
     /// x.abs().sum().backward().unwrap();

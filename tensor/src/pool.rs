@@ -20,7 +20,7 @@ use std::cell::RefCell;
 
 use ndarray::ArrayD;
 
-use crate::tensor::Element;
+use crate::Element;
 
 /// Smaller buffers go back to malloc, whose size classes serve them without system calls.
 pub const MIN_BYTES: usize = 16 << 10;
@@ -129,7 +129,7 @@ pub(crate) fn give_array<T: Element>(a: ArrayD<T>) {
 /// module's documentation). Tensors keep working; the next large arrays are allocated afresh.
 ///
 /// ```
-/// use reverse::tensor::{pool, Tensor};
+/// use tensor::{pool, Tensor};
 ///
 /// let x: Tensor = Tensor::zeros(&[128, 128]);
 /// drop(x.tanh()); // its 128 KiB of elements are kept for the next array of that size
@@ -144,7 +144,7 @@ pub fn release_buffers() {
 /// The bytes of element buffers this thread keeps for reuse (see [`release_buffers`]).
 ///
 /// ```
-/// use reverse::tensor::pool;
+/// use tensor::pool;
 ///
 /// pool::release_buffers();
 /// assert_eq!(pool::kept_bytes(), 0);

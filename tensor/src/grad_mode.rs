@@ -10,7 +10,7 @@ thread_local! {
 /// [`no_grad`]).
 ///
 /// ```
-/// use reverse::tensor::{is_grad_enabled, no_grad};
+/// use tensor::{is_grad_enabled, no_grad};
 ///
 /// assert!(is_grad_enabled());
 /// no_grad(|| assert!(!is_grad_enabled()));
@@ -35,7 +35,7 @@ impl Drop for GradModeGuard {
 /// gradient and keep no parents, which makes inference cheaper. Scopes nest.
 ///
 /// ```
-/// use reverse::tensor::{no_grad, Tensor};
+/// use tensor::{no_grad, Tensor};
 ///
 /// let w = Tensor::ones(&[3]).with_grad();
 /// let y = no_grad(|| &w * 2.0);

@@ -10,7 +10,7 @@ use shared_ops::Op;
 /// Implemented for every type with those traits, so nothing needs to be written for a new one.
 ///
 /// ```
-/// use reverse::tensor::Tensor;
+/// use tensor::Tensor;
 ///
 /// let x = Tensor::<f32>::from_vec(&[2], vec![1.0, 2.0]).unwrap().with_grad();
 /// (&x * &x).sum().backward().unwrap();

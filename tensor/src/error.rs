@@ -8,7 +8,7 @@ use std::fmt;
 /// `matmul: shapes [2, 3] and [2] are not aligned (3 != 2)`.
 ///
 /// ```
-/// use reverse::tensor::{Tensor, TensorError};
+/// use tensor::{Tensor, TensorError};
 ///
 /// let a = Tensor::<f64>::zeros(&[2, 3]);
 /// let b = Tensor::zeros(&[4]);

@@ -24,7 +24,7 @@ impl<T: Element> Tensor<T> {
     /// then are kept.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let x = Tensor::new(array![1.0, 2.0], true);
@@ -49,7 +49,7 @@ impl<T: Element> Tensor<T> {
     /// [`TensorError::NoGraph`] if the tensor does not require a gradient.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let x = Tensor::new(array![1.0, 2.0], true);

@@ -359,11 +359,11 @@ fn gradients_handed_on_without_copies_stay_separate() {
     assert_eq!(grad_of(&b), arr(&[1], vec![111.0]));
 }
 
-/// Results computed in recycled buffers ([`reverse::tensor::pool`]) are those computed in
+/// Results computed in recycled buffers ([`tensor::pool`]) are those computed in
 /// fresh ones, whatever the buffers held: here every kept buffer is first filled with NaN.
 #[test]
 fn recycled_buffers_never_show_through() {
-    use reverse::tensor::pool;
+    use tensor::pool;
     let step = |x: &Tensor, w: &Tensor, b: &Tensor| {
         w.zero_grad();
         b.zero_grad();

@@ -8,7 +8,7 @@
 
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Dimension, IxDyn};
 
-use crate::tensor::{Element, pool};
+use crate::{Element, pool};
 
 /// Elements in row-major order: one inline, or a vector (of any other length).
 #[derive(Clone)]

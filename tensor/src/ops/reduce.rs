@@ -7,7 +7,7 @@
 use ndarray::{ArrayD, ArrayRefD, Axis, CowArray, IxDyn, Zip};
 
 use super::{axes, axis};
-use crate::tensor::{Element, Tensor, TensorError};
+use crate::{Element, Tensor, TensorError};
 
 /// The shape of `input` with the reduced `axes` (sorted) kept at length 1.
 fn kept_shape(input: &[usize], axes: &[usize]) -> Vec<usize> {
@@ -61,8 +61,8 @@ impl<T: Element> Tensor<T> {
     /// Sum of all elements, as a 0-d tensor.
     ///
     /// ```
-    /// use reverse::ndarray::{array, ArrayD};
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::{array, ArrayD};
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 4.0]], true);
     /// let s = x.sum();
@@ -77,8 +77,8 @@ impl<T: Element> Tensor<T> {
     /// Mean of all elements, as a 0-d tensor (`NaN` for an empty tensor).
     ///
     /// ```
-    /// use reverse::ndarray::{array, ArrayD};
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::{array, ArrayD};
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![1.0, 2.0, 3.0, 6.0], true);
     /// let m = x.mean();
@@ -110,8 +110,8 @@ impl<T: Element> Tensor<T> {
     /// Returns [`TensorError::Axis`] if the axis is out of range.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
     /// assert_eq!(x.sum_axis(0, false).unwrap().data(), array![5.0, 7.0, 9.0].into_dyn());
@@ -125,8 +125,8 @@ impl<T: Element> Tensor<T> {
     /// Mean along `axis`, with or without keeping it (see [`sum_axis`](Tensor::sum_axis)).
     ///
     /// ```
-    /// use reverse::ndarray::{array, ArrayD};
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::{array, ArrayD};
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 2.0], [3.0, 6.0]], true);
     /// let m = x.mean_axis(1, false).unwrap();
@@ -141,7 +141,7 @@ impl<T: Element> Tensor<T> {
     /// Sum over several distinct axes at once (`torch.sum(x, dim=(0, 2))`).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::<f64>::ones(&[2, 3, 4]);
     /// assert_eq!(x.sum_axes(&[0, -1], false).unwrap().shape(), vec![3]);
@@ -156,8 +156,8 @@ impl<T: Element> Tensor<T> {
     /// Mean over several distinct axes at once.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[[1.0, 2.0], [3.0, 4.0]]], false); // (1, 2, 2)
     /// assert_eq!(x.mean_axes(&[1, 2], false).unwrap().data(), array![2.5].into_dyn());
@@ -204,8 +204,8 @@ impl<T: Element> Tensor<T> {
     /// none. A slice of only NaN gives NaN.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 3.0, 3.0], [2.0, f64::NAN, 0.0]], true);
     /// let m = x.max_axis(-1, false).unwrap();
@@ -221,8 +221,8 @@ impl<T: Element> Tensor<T> {
     /// [`max_axis`](Tensor::max_axis).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0, 3.0], [4.0, -2.0]], false);
     /// assert_eq!(x.min_axis(0, true).unwrap().data(), array![[1.0, -2.0]].into_dyn());
@@ -271,8 +271,8 @@ impl<T: Element> Tensor<T> {
     /// along the axis.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[0.0, 0.0], [1000.0, 1000.0]], true);
     /// let l = x.logsumexp(-1, false).unwrap();

@@ -7,8 +7,8 @@
 use ndarray::{ArrayD, ArrayRefD, Axis, IxDyn};
 
 use super::axis;
-use crate::tensor::broadcast::{broadcast_shapes, reduce_to_shape};
-use crate::tensor::{Element, Tensor, TensorError};
+use crate::broadcast::{broadcast_shapes, reduce_to_shape};
+use crate::{Element, Tensor, TensorError};
 
 /// `a` in `shape` (the element count was checked), without a copy when `a` is contiguous.
 pub(crate) fn reshape_owned<T: Element>(a: ArrayD<T>, shape: &[usize]) -> ArrayD<T> {
@@ -28,8 +28,8 @@ impl<T: Element> Tensor<T> {
     /// returned unchanged in value).
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let m = Tensor::new(array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], false);
     /// assert_eq!(m.t().data(), array![[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]].into_dyn());
@@ -44,7 +44,7 @@ impl<T: Element> Tensor<T> {
     /// Swaps two axes (`torch.transpose(x, d0, d1)`); the others stay in place.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::<f64>::zeros(&[2, 3, 4]).with_grad();
     /// let y = x.transpose(0, -1).unwrap();
@@ -76,8 +76,8 @@ impl<T: Element> Tensor<T> {
     /// Returns [`TensorError::Reshape`] if the element counts differ.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let v = Tensor::new(array![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], false);
     /// let m = v.reshape(&[2, 3]).unwrap();
@@ -114,7 +114,7 @@ impl<T: Element> Tensor<T> {
     /// [`TensorError::ShapeMismatch`] if its length is not 1.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::<f64>::zeros(&[2, 1, 3]);
     /// assert_eq!(x.squeeze(1).unwrap().shape(), vec![2, 3]);
@@ -141,7 +141,7 @@ impl<T: Element> Tensor<T> {
     /// Inserts an axis of length 1 at `axis` (from `−(ndim + 1)` to `ndim`).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::<f64>::zeros(&[2, 3]);
     /// assert_eq!(x.unsqueeze(0).unwrap().shape(), vec![1, 2, 3]);
@@ -160,8 +160,8 @@ impl<T: Element> Tensor<T> {
     /// The backward sums the gradient over the repeated axes.
     ///
     /// ```
-    /// use reverse::ndarray::array;
-    /// use reverse::tensor::Tensor;
+    /// use tensor::ndarray::array;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::new(array![[1.0], [2.0]], true); // (2, 1)
     /// let y = x.expand(&[3, 2, 4]).unwrap();

@@ -12,7 +12,7 @@ impl<T: Element> Tensor<T> {
     /// and the next primal pass, as an optimiser does.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     /// use ndarray::array;
     ///
     /// let t = Tensor::zeros(&[2]);
@@ -38,7 +38,7 @@ impl<T: Element> Tensor<T> {
     /// (a mutable *view* is passed, so the shape cannot change).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let w = Tensor::<f64>::ones(&[2]).with_grad();
     /// (&w * 3.0).sum().backward().unwrap();
@@ -64,7 +64,7 @@ impl<T: Element> Tensor<T> {
     /// there is no gradient).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let w = Tensor::scalar(1.0).with_grad();
     /// (&w * &w).backward().unwrap(); // grad = 2
@@ -82,7 +82,7 @@ impl<T: Element> Tensor<T> {
     /// Forgets the accumulated gradient (sets it to `None`).
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(1.0).with_grad();
     /// (&x * 2.0).backward().unwrap();
@@ -99,7 +99,7 @@ impl<T: Element> Tensor<T> {
     /// gradients stop here.
     ///
     /// ```
-    /// use reverse::tensor::Tensor;
+    /// use tensor::Tensor;
     ///
     /// let x = Tensor::scalar(2.0).with_grad();
     /// let y = &x.detach() * &x; // d/dx = detached value = 2
