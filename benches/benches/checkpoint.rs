@@ -49,12 +49,12 @@ fn bench_loop<F: Recurrence>(c: &mut Criterion, name: &str, f: &F, p: &[f64], s0
     });
     // The same with the whole tape's buffers kept from one gradient to the next (a thread keeps
     // 128 MiB by default, less than these tapes): no fresh pages, a whole recording's best case.
-    reverse::set_spare_limit(4 << 30);
+    shared_ops::memory::set_spare_limit(4 << 30);
     group.bench_function("recorded_buffers_kept", |b| {
         b.iter(|| recorded_gradient(f, black_box(p), s0, STEPS).unwrap())
     });
-    reverse::set_spare_limit(reverse::DEFAULT_SPARE_LIMIT);
-    reverse::release_memory();
+    shared_ops::memory::set_spare_limit(shared_ops::memory::DEFAULT_SPARE_LIMIT);
+    shared_ops::memory::release_memory();
     for slots in SLOTS {
         group.bench_function(format!("checkpointed_slots={slots}"), |b| {
             b.iter(|| checkpointed_gradient(f, black_box(p), s0, STEPS, slots).unwrap())

@@ -23,7 +23,7 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("cold", |b| {
         b.iter_batched(
-            reverse::release_memory,
+            shared_ops::memory::release_memory,
             |_| jacobian::gradient(&f, black_box(&x)).unwrap(),
             BatchSize::PerIteration,
         )
@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("hinted", |b| {
         b.iter_batched(
             || {
-                reverse::release_memory();
+                shared_ops::memory::release_memory();
                 reverse::warm_up(n, nodes);
             },
             |_| jacobian::gradient(&f, black_box(&x)).unwrap(),

@@ -6,8 +6,7 @@ use forward::{Dual, DualVec};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use reverse::{AdjointsVec, Recording, Tape, TapeStats, Var};
-use shared_ops::{Error, Function};
-use std::cell::Cell;
+use shared_ops::{Error, Function, memory};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -101,19 +100,10 @@ fn length_changed(expected: usize, found: usize, during: String) -> Error {
     }
 }
 
-thread_local! {
-    /// The dual inputs of the last [`jvp`](crate::jvp) on this thread, for the next: from
-    /// n = 65 on, a fresh vector of them is a `malloc` past glibc's per-thread caches (1 KiB),
-    /// which a long-running program's fragmented heap makes slower still.
-    static KEPT_DUALS: Cell<Vec<Dual<f64, false>>> = const { Cell::new(Vec::new()) };
-}
-
-/// A thread's kept buffers (here, and the sparse drivers') above this many bytes are given
-/// back rather than kept.
-pub(crate) const KEPT_LIMIT: usize = 64 << 20;
-
-/// `eval` on the duals `(xᵢ, vᵢ)`, built in this thread's kept buffer. A nested call (a jvp
-/// inside `eval`) finds the buffer taken and builds its own.
+/// `eval` on the duals `(xᵢ, vᵢ)`, built in a buffer of the thread's kept ones
+/// (`shared_ops::memory`): from n = 65 on, a fresh vector of them is a `malloc` past glibc's
+/// per-thread caches (1 KiB), which a long-running program's fragmented heap makes slower
+/// still. A nested call (a jvp inside `eval`) finds the buffer taken and builds its own.
 ///
 /// The duals start on a cache line: a buffer from `mmap` starts 16 bytes past a page, and there
 /// half of the 32-byte stores span two lines. Rosenbrock at n = 10 000 (a scratch program,
@@ -127,17 +117,14 @@ pub(crate) fn on_kept_duals<R>(
 ) -> R {
     const LINE: usize = 64;
     const PER_LINE: usize = LINE / size_of::<Dual<f64, false>>();
-    let mut xs = KEPT_DUALS.take();
-    xs.clear();
+    let mut xs: Vec<Dual<f64, false>> = memory::take();
     xs.reserve(x.len() + PER_LINE - 1);
     // `usize::MAX` where no whole number of duals reaches a line; then any skip is as good.
     let skip = xs.as_ptr().align_offset(LINE).min(PER_LINE - 1);
     xs.resize(skip, Dual::default());
     write_duals(&mut xs, x, v);
     let out = eval(&xs[skip..]);
-    if xs.capacity() * size_of::<Dual<f64, false>>() <= KEPT_LIMIT {
-        KEPT_DUALS.set(xs);
-    }
+    memory::give(xs);
     out
 }
 

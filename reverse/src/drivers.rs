@@ -5,8 +5,8 @@
 //! derivative with `Dual<f64>` it records a `Tape<Dual<f64>>` (forward-over-reverse); called inside
 //! another reverse derivative with `Var<f64>` it records a `Tape<Var<f64>>` (reverse-over-reverse).
 
-use crate::tape::memory;
 use crate::{Adjoints, Tape, Var};
+use shared_ops::memory;
 use shared_ops::{Error, Op};
 
 /// `(f(x), ∇f(x))`: one recording and one reverse sweep, whatever the number of inputs.

@@ -52,8 +52,9 @@
 //!
 //! # Memory
 //!
-//! A thread keeps the buffers of its last recordings for the next ones, up to
-//! [`spare_limit`] bytes ([`DEFAULT_SPARE_LIMIT`] = 128 MiB); [`release_memory`] frees them.
+//! A thread keeps the buffers of its last recordings for the next ones, under the one policy of
+//! [`shared_ops::memory`] (a cap, and a call that frees them); [`warm_up`] readies them for a
+//! recording's size.
 //!
 //! The tape of a long loop grows with the loop; [`checkpointed_gradient`] differentiates a
 //! [`Recurrence`] keeping a few of its states and one step's tape instead, with the same gradient
@@ -94,12 +95,12 @@ macro_rules! cold_path {
 pub mod checkpoint;
 mod drivers;
 pub mod replay;
+mod storage;
 mod sweep;
 mod tape;
 #[cfg(test)]
 mod testing;
 pub mod trace;
-mod var;
 
 pub use checkpoint::{Recurrence, checkpointed_gradient};
 pub use drivers::{gradient, jacobian_rows, vjp};
@@ -108,11 +109,9 @@ pub use replay::{GuardFailure, ReplayError};
 pub use shared_ops::Real;
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};
-pub use sweep::{Adjoints, AdjointsVec, union_of_sorted};
-pub use tape::memory::{
-    DEFAULT_SPARE_LIMIT, release_memory, set_spare_limit, spare_bytes, spare_limit, warm_up,
-    warm_up_for,
-};
+pub use storage::Operands;
+pub use sweep::{Adjoints, AdjointsVec};
+pub use tape::warm_up::{warm_up, warm_up_for};
 pub use tape::{Recording, Tape, TapeStats};
 
 /// One `use` line for reverse mode: the tape and its variable, the drivers, and what they are
@@ -130,4 +129,4 @@ pub mod prelude {
     pub use crate::{Recording, Tape, Var, gradient, jacobian_rows, vjp};
     pub use shared_ops::prelude::*;
 }
-pub use var::Var;
+pub use tape::Var;

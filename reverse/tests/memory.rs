@@ -12,7 +12,8 @@
 //! that adjustment off, so that resident memory shows what the program holds.
 #![cfg(target_os = "linux")]
 
-use reverse::{DEFAULT_SPARE_LIMIT, Op, Tape, Var};
+use reverse::{Op, Tape, Var};
+use shared_ops::memory::DEFAULT_SPARE_LIMIT;
 use std::time::Instant;
 
 const MIB: usize = 1 << 20;
@@ -93,7 +94,7 @@ fn check_gradient(x: &[f64], g: &[f64]) {
 struct RestoreLimit;
 impl Drop for RestoreLimit {
     fn drop(&mut self) {
-        reverse::set_spare_limit(DEFAULT_SPARE_LIMIT);
+        shared_ops::memory::set_spare_limit(DEFAULT_SPARE_LIMIT);
     }
 }
 
@@ -104,7 +105,7 @@ fn show(what: &str, baseline: usize) -> usize {
         "{what:<24} VmRSS {:6.1} MiB ({:+6.1} MiB over the baseline), kept for reuse {:5.1} MiB",
         mib(m),
         mib(m) - mib(baseline),
-        mib(reverse::spare_bytes())
+        mib(shared_ops::memory::spare_bytes())
     );
     m
 }
@@ -114,11 +115,11 @@ fn spare_buffers_are_capped_and_released() {
     let start = Instant::now();
     pin_allocator();
     let _restore = RestoreLimit;
-    reverse::set_spare_limit(DEFAULT_SPARE_LIMIT);
-    assert_eq!(reverse::spare_limit(), DEFAULT_SPARE_LIMIT);
-    reverse::release_memory();
-    assert_eq!(reverse::spare_bytes(), 0);
-    let limit = reverse::spare_limit();
+    shared_ops::memory::set_spare_limit(DEFAULT_SPARE_LIMIT);
+    assert_eq!(shared_ops::memory::spare_limit(), DEFAULT_SPARE_LIMIT);
+    shared_ops::memory::release_memory();
+    assert_eq!(shared_ops::memory::spare_bytes(), 0);
+    let limit = shared_ops::memory::spare_limit();
 
     let n = 1_500_000;
     let x: Vec<f64> = (0..n).map(|i| 0.5 + 0.01 * (i % 100) as f64).collect();
@@ -149,7 +150,7 @@ fn spare_buffers_are_capped_and_released() {
         "peak {peak} vs baseline {baseline}"
     );
     let after_tape = show("after the tape", baseline);
-    let kept_tape = reverse::spare_bytes();
+    let kept_tape = shared_ops::memory::spare_bytes();
 
     // 2. The same gradient through the driver (its input and adjoint vectors are pooled too).
     let (value, g) = reverse::gradient(|v: &[Var]| rosenbrock(v), &x);
@@ -157,7 +158,7 @@ fn spare_buffers_are_capped_and_released() {
     check_gradient(&x, &g);
     drop(g);
     let after_driver = show("after the driver", baseline);
-    let kept = reverse::spare_bytes();
+    let kept = shared_ops::memory::spare_bytes();
 
     assert!(kept_tape <= limit && kept <= limit, "{kept_tape}, {kept}");
     assert!(
@@ -180,12 +181,12 @@ fn spare_buffers_are_capped_and_released() {
     }
 
     // 3. release_memory frees what was kept, and says how much.
-    let released = reverse::release_memory();
+    let released = shared_ops::memory::release_memory();
     eprintln!("release_memory() = {:.1} MiB", mib(released));
     let after_release = show("after release_memory", baseline);
     assert_eq!(released, kept);
-    assert_eq!(reverse::spare_bytes(), 0);
-    assert_eq!(reverse::release_memory(), 0);
+    assert_eq!(shared_ops::memory::spare_bytes(), 0);
+    assert_eq!(shared_ops::memory::release_memory(), 0);
     assert!(
         after_release <= baseline + SLACK,
         "after release_memory: {:.1} MiB above the baseline",
@@ -193,13 +194,13 @@ fn spare_buffers_are_capped_and_released() {
     );
 
     // 4. A limit of 0 keeps nothing, whatever the size of the recording.
-    reverse::set_spare_limit(0);
-    assert_eq!(reverse::spare_limit(), 0);
+    shared_ops::memory::set_spare_limit(0);
+    assert_eq!(shared_ops::memory::spare_limit(), 0);
     let small = &x[..1000];
     let (_, g) = reverse::gradient(|v: &[Var]| rosenbrock(v), small);
     check_gradient(small, &g);
     assert_eq!(
-        reverse::spare_bytes(),
+        shared_ops::memory::spare_bytes(),
         0,
         "limit 0: a small gradient keeps nothing"
     );
@@ -211,7 +212,7 @@ fn spare_buffers_are_capped_and_released() {
         check_gradient(&x[..200_000], &g);
     }
     assert_eq!(
-        reverse::spare_bytes(),
+        shared_ops::memory::spare_bytes(),
         0,
         "limit 0: a dropped tape keeps nothing"
     );
@@ -219,9 +220,9 @@ fn spare_buffers_are_capped_and_released() {
     assert!(after_zero <= baseline + SLACK);
 
     // 5. Back to the default: a small recording is kept again.
-    reverse::set_spare_limit(DEFAULT_SPARE_LIMIT);
+    shared_ops::memory::set_spare_limit(DEFAULT_SPARE_LIMIT);
     let _ = reverse::gradient(|v: &[Var]| rosenbrock(v), small);
-    assert!(reverse::spare_bytes() > 0);
-    assert!(reverse::release_memory() > 0);
+    assert!(shared_ops::memory::spare_bytes() > 0);
+    assert!(shared_ops::memory::release_memory() > 0);
     eprintln!("memory test took {:.2?}", start.elapsed());
 }

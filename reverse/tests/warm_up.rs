@@ -7,9 +7,9 @@ use reverse::{Float, Tape};
 /// thread keeps less, and afterwards it has them back without any having grown.
 #[test]
 fn a_recording_takes_the_warmed_buffers() {
-    reverse::release_memory();
+    shared_ops::memory::release_memory();
     reverse::warm_up(10, 1_000);
-    let warmed = reverse::spare_bytes();
+    let warmed = shared_ops::memory::spare_bytes();
     assert!(warmed >= 1_000 * (4 + 4 + 8 + 4) + 1_000 * 8 + 10 * 16);
     {
         let tape = Tape::new();
@@ -20,15 +20,15 @@ fn a_recording_takes_the_warmed_buffers() {
         }
         assert!(tape.len() < 1_000);
         assert!(
-            reverse::spare_bytes() < warmed,
+            shared_ops::memory::spare_bytes() < warmed,
             "the tape took the warmed arrays"
         );
         let _ = tape.gradient(y);
     }
     assert_eq!(
-        reverse::spare_bytes(),
+        shared_ops::memory::spare_bytes(),
         warmed,
         "the same buffers came back, none grown"
     );
-    reverse::release_memory();
+    shared_ops::memory::release_memory();
 }

@@ -24,6 +24,7 @@
 //!   and [`Real<T>`] to reach it from code generic over `T: Op`, so that norms, inverses and
 //!   decompositions differentiate.
 //! * [`Error`]: what the drivers return when the input is wrong.
+//! * [`memory`]: the buffers every crate of the library keeps between calls, under one cap.
 //! * [`impl_float_via_rules!`] and [`impl_real_field!`]: the whole `Float` (and nalgebra)
 //!   surface of a new number type, generated from its `apply1` and `apply2`, so that every
 //!   method goes through the rule of the table.
@@ -76,6 +77,7 @@
 mod error;
 mod float_impl;
 mod function;
+pub mod memory;
 #[cfg(feature = "nalgebra")]
 pub mod real;
 pub mod rules;

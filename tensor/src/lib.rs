@@ -86,7 +86,7 @@ mod mutation;
 mod node;
 mod ops;
 pub mod optim;
-pub mod pool;
+mod pool;
 mod storage;
 
 pub use element::Element;

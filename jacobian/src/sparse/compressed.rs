@@ -5,11 +5,11 @@
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
 use crate::lanes::{Eval, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
-use crate::sweeps::{KEPT_LIMIT, check_sizes};
+use crate::sweeps::check_sizes;
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
+use shared_ops::memory::Reusable;
 use shared_ops::{Error, Function};
-use std::cell::RefCell;
 use std::ops::Range;
 
 /// What compressed sweeps computed: `f(x)`, the compressed matrix `B` of reverse sweeps and
@@ -29,30 +29,18 @@ pub(crate) struct Compressed {
     inputs: Inputs,
 }
 
-thread_local! {
-    /// The buffers of the last one-shot sparse Jacobian on this thread, for the next one: fresh
-    /// ones cost a page fault per 4 KiB at every call (with n = m = 10⁴ and 8 lanes, 1.3 MB of
-    /// inputs and compressed matrix).
-    static SPARE: RefCell<Compressed> = RefCell::new(Compressed::default());
-}
-
-impl Compressed {
-    /// The buffers the last one-shot call on this thread left ([`Compressed::keep`]), or new
-    /// ones.
-    pub fn spare() -> Compressed {
-        SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()))
+/// The buffers of a one-shot sparse Jacobian wait in the thread's kept buffers
+/// (`shared_ops::memory`) for the next one: fresh ones cost a page fault per 4 KiB at every
+/// call. Emptying leaves them as they are: what a call reads from them is overwritten first
+/// (the inputs' primals and every entry of `b`), and the inputs' tangents are zero between
+/// sweeps ([`Inputs`]).
+impl Reusable for Compressed {
+    fn bytes(&self) -> usize {
+        8 * (self.b.capacity() + self.value.capacity() + self.gradient.capacity())
+            + self.inputs.bytes()
     }
-
-    /// Keeps the buffers for the next one-shot call on this thread, unless they hold more than
-    /// 64 MiB. What a call reads from them is overwritten first: the inputs' primals and
-    /// every entry of `b`.
-    pub fn keep(self) {
-        let bytes = 8 * (self.b.capacity() + self.value.capacity() + self.gradient.capacity())
-            + self.inputs.bytes();
-        if bytes <= KEPT_LIMIT {
-            SPARE.with(|s| *s.borrow_mut() = self);
-        }
-    }
+    fn shrink(&mut self) {}
+    fn empty(&mut self) {}
 }
 
 /// Copies the tangents of one sweep into the columns `lanes` of `b` (rows × `k`, row-major).

@@ -31,9 +31,9 @@ mod plan;
 mod prepared;
 mod report;
 mod spy;
-mod tracer;
 
 pub use colouring::{Colouring, Order, colour_columns, colour_rows, colour_star};
+pub use detect::{Detection, Tracer, recording_pattern};
 pub use detect::{hessian_pattern, jacobian_pattern};
 pub use hessian::{
     PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian, sparse_hessian_with,
@@ -42,7 +42,6 @@ pub use jacobian::{SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobi
 pub use plan::{SparsePlan, Strategy};
 pub use prepared::PreparedSparseJacobian;
 pub use report::{SparseCostReport, StrategyCost, sparse_cost_report};
-pub use tracer::{Detection, Tracer};
 
 use nalgebra_sparse::pattern::SparsityPattern;
 use shared_ops::Error;

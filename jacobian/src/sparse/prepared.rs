@@ -10,7 +10,7 @@ use crate::sweeps::{self, Recorded};
 use crate::{Mode, Options};
 use nalgebra_sparse::CsrMatrix;
 use nalgebra_sparse::pattern::SparsityPattern;
-use shared_ops::{Error, Function};
+use shared_ops::{Error, Function, memory};
 use std::cell::OnceCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -332,7 +332,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         self.check_input(x)?;
         self.check = false;
         let mut values = vec![0.0; self.pattern.nnz()];
-        self.buffer = Compressed::spare();
+        self.buffer = memory::take();
         self.sweep(x, &mut values)?;
         let colours = match self.plan.strategy {
             Strategy::Columns => self.columns.take(),
@@ -341,7 +341,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         };
         let pattern: SparsityPattern = std::mem::take(&mut self.pattern).into();
         let value = std::mem::take(&mut self.buffer.value);
-        std::mem::take(&mut self.buffer).keep();
+        memory::give(std::mem::take(&mut self.buffer));
         Ok(SparseJacobian {
             value,
             matrix: CsrMatrix::try_from_pattern_and_values(pattern, values)

@@ -8,6 +8,7 @@
 
 mod common;
 mod cross_mode;
+mod dependencies;
 mod empty_input;
 mod errors;
 mod hessian;

@@ -170,14 +170,14 @@ impl Function for Ring {
 fn only_sweeps_by_rows_keep_the_detection_recording() {
     let (f, x) = (Ring(2000), vec![0.5; 2000]);
     let kept_after = |mode| {
-        reverse::release_memory();
+        shared_ops::memory::release_memory();
         let options = SparseOptions {
             mode,
             detection: Detection::Local,
             ..SparseOptions::default()
         };
         let p = PreparedSparseJacobian::with_options(Ring(f.0), &x, options).unwrap();
-        (reverse::spare_bytes(), p)
+        (shared_ops::memory::spare_bytes(), p)
     };
     let (columns, by_columns) = kept_after(Mode::Forward);
     let (rows, by_rows) = kept_after(Mode::Reverse);
@@ -193,9 +193,9 @@ fn only_sweeps_by_rows_keep_the_detection_recording() {
     // An object by rows switched to columns before its first call gives the recording back at
     // the switch; by rows again, it records afresh.
     let (_, mut c) = kept_after(Mode::Reverse);
-    let before = reverse::spare_bytes();
+    let before = shared_ops::memory::spare_bytes();
     c.use_strategy(Strategy::Columns);
-    let given = reverse::spare_bytes().saturating_sub(before);
+    let given = shared_ops::memory::spare_bytes().saturating_sub(before);
     assert!(given > 100_000, "{given} bytes given back");
     assert_eq!(c.jacobian(&x).unwrap().triplets(), want);
     c.use_strategy(Strategy::Rows);

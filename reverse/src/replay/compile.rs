@@ -23,14 +23,15 @@
 //! an index that steps evenly lies between its first and last values.
 
 use super::ReplayError;
-use super::op_code::OpCode;
-use super::program::{CONST, Form, Program};
+use crate::storage::derived::{Derived, derived_any};
+use crate::storage::op_code::OpCode;
+use crate::storage::program::{CONST, Form, Program};
+use crate::storage::{TapeData, UNIT};
 use crate::sweep::runs::{self, Stepped};
 use crate::sweep::schedule::Schedule;
-use crate::tape::memory;
-use crate::tape::storage::{TapeData, UNIT};
 use core::any::TypeId;
 use shared_ops::Op;
+use shared_ops::memory;
 
 /// Nodes per window.
 const WINDOW: usize = 4096;
@@ -168,20 +169,16 @@ pub(crate) struct Compiled<T> {
     pub(super) first_input: Option<u32>,
     /// The point being left, to go back to after a failed guard.
     pub(super) previous: Vec<T>,
-    /// The order of the sweeps that follow (on a tape of `f64`, the one kernel with a
-    /// scheduled form).
-    pub schedule: Option<Schedule>,
 }
 
-impl<T> Compiled<T> {
-    /// Bytes held.
-    pub fn capacity_bytes(&self) -> usize {
+impl<T: Op> Derived for Compiled<T> {
+    fn capacity_bytes(&self) -> usize {
         self.code.capacity() * size_of::<Code>()
             + self.groups.capacity() * size_of::<Group>()
             + (self.args.capacity() + self.inputs.capacity()) * 4
             + self.previous.capacity() * size_of::<T>()
-            + self.schedule.as_ref().map_or(0, Schedule::capacity_bytes)
     }
+    derived_any!();
 }
 
 /// In `kind`: an input, which no group evaluates (the inputs are written first).
@@ -219,7 +216,7 @@ impl<T: Op> Program<T> {
     /// Prepares the re-evaluation (once per recording, see the module's text); the constants
     /// move behind the nodes' values.
     pub(super) fn compile(&mut self, d: &TapeData<T>) -> Result<(), ReplayError> {
-        if self.compiled.is_some() {
+        if self.derived.get::<Compiled<T>>().is_some() {
             return Ok(());
         }
         let n = self.len();
@@ -327,15 +324,19 @@ impl<T: Op> Program<T> {
             _ => None,
         };
         self.values.extend_from_slice(&self.consts);
-        self.compiled = Some(Compiled {
+        self.derived.put(Compiled::<T> {
             code,
             groups,
             args,
             inputs,
             first_input,
             previous: Vec::new(),
-            schedule: (TypeId::of::<T>() == TypeId::of::<f64>()).then(|| Schedule::of(d)),
         });
+        // The order of the sweeps that follow: on a tape of `f64`, the one kernel with a
+        // scheduled form.
+        if TypeId::of::<T>() == TypeId::of::<f64>() {
+            self.derived.put(Schedule::of(d));
+        }
         Ok(())
     }
 }
@@ -386,7 +387,13 @@ mod tests {
     fn a_loop_is_compiled_into_runs_whose_codes_follow_their_step() {
         let (rec, _, _) = crate::testing::rosenbrock_replayed(1000);
         rec.with_data(|d| {
-            let c = d.program.as_ref().unwrap().compiled.as_ref().unwrap();
+            let c = d
+                .program
+                .as_ref()
+                .unwrap()
+                .derived
+                .get::<Compiled<f64>>()
+                .unwrap();
             let mut in_runs = 0;
             for g in &c.groups {
                 let codes = &c.code[g.start as usize..g.end as usize];

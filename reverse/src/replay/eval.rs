@@ -4,9 +4,9 @@
 
 use super::compile::{Code, Compiled, Kernel};
 use super::guard::{self, GuardFailure};
-use super::op_code::{binary, unary};
-use super::program::{Form, Program, RuleFn};
-use crate::tape::storage::TapeData;
+use crate::storage::TapeData;
+use crate::storage::op_code::{binary, unary};
+use crate::storage::program::{Form, Program, RuleFn};
 use shared_ops::rules::*;
 use shared_ops::{Binary, Op, Unary};
 
@@ -115,7 +115,7 @@ pub(crate) fn reevaluate_showing<T: Op>(
         run(d, &mut p, &c, &previous);
     }
     c.previous = previous;
-    p.compiled = Some(c);
+    p.derived.put(c);
     d.program = Some(p);
     Ok(failed)
 }
@@ -134,7 +134,7 @@ fn prepare<T: Op>(
         });
     }
     p.compile(d)?;
-    Ok(p.compiled.take().expect("compiled above"))
+    Ok(p.derived.take::<Compiled<T>>().expect("compiled above"))
 }
 
 /// The pass itself: group by group, each a loop over its nodes with the kernel inlined.

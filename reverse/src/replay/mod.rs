@@ -68,16 +68,13 @@
 mod compile;
 mod eval;
 pub(crate) mod guard;
-pub(crate) mod op_code;
-pub(crate) mod program;
 
 pub use eval::ReplayError;
 pub(crate) use eval::reevaluate_showing;
 pub use guard::GuardFailure;
-pub(crate) use program::Program;
 
+use crate::tape::Var;
 use crate::tape::{Recording, Tape};
-use crate::var::Var;
 use shared_ops::Op;
 
 /// The re-evaluation methods, identical for a live tape and a finished recording.

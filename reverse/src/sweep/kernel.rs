@@ -4,7 +4,7 @@
 //! Structural zeros (the convention of `shared_ops::rules`): a zero adjoint or a zero partial
 //! contributes nothing, so `0 · ∞` never turns into NaN.
 
-use crate::tape::storage::{Edges, NEG, TapeData, UNIT};
+use crate::storage::{Edges, NEG, TapeData, UNIT};
 use core::any::Any;
 use shared_ops::Op;
 

@@ -5,15 +5,12 @@
 pub(crate) mod kernel;
 pub(crate) mod runs;
 pub(crate) mod schedule;
-mod sets;
 
-pub use sets::union_of_sorted;
-
+use crate::tape::Var;
 use crate::tape::live::foreign;
-use crate::tape::memory;
 use crate::tape::{Recording, Tape};
-use crate::var::Var;
 use shared_ops::Op;
+use shared_ops::memory;
 
 /// The adjoints of one reverse sweep: `∂(seeded output)/∂(node)` for every node of the tape.
 ///
@@ -212,7 +209,7 @@ macro_rules! sweep_methods {
 
             /// The adjoints of `xs` only, after one sweep from `seeds` (e.g. a gradient with
             /// respect to the inputs). The adjoint of every node is computed in a buffer that
-            /// this thread keeps for the next sweep (see [`spare_limit`](crate::spare_limit)),
+            /// this thread keeps for the next sweep (see [`spare_limit`](shared_ops::memory::spare_limit)),
             /// so nothing proportional to the tape is allocated.
             ///
             /// ```
@@ -280,33 +277,6 @@ macro_rules! sweep_methods {
                     }
                 }
                 self.with_data(|d| kernel::lanes(d, &mut out.adj));
-            }
-
-            /// The sparsity pattern of the Jacobian of `ys` with respect to `xs` *at the
-            /// recorded point*, in compressed rows: row `i` holds the positions in `xs` of the
-            /// inputs that `ys[i]` depends on, `indices[offsets[i]..offsets[i + 1]]`, sorted.
-            ///
-            /// One forward sweep of index sets: each node's set is the union of its operands'
-            /// sets, so the work is linear in the edges times the size of a set. Every recorded
-            /// edge counts, whatever its partial (so `x·y` at `y = 0` still depends on `x`):
-            /// the pattern is a superset of the nonzeros at this point. It holds at another
-            /// point as long as the recording would be the same there: the same branches of
-            /// the function, the same winners of `max`/`min` (whose loser the tape leaves
-            /// out). Constants in `xs` or `ys` have empty sets.
-            ///
-            /// ```
-            #[doc = $make]
-            /// let (offsets, indices) = t.dependencies(&[x], &[y, reverse::Var::constant(1.0)]);
-            /// assert_eq!((offsets, indices), (vec![0, 1, 1], vec![0])); // y = x·x reads x
-            /// ```
-            pub fn dependencies(&self, xs: &[Var<T>], ys: &[Var<T>]) -> (Vec<usize>, Vec<usize>) {
-                let node = |v: &Var<T>| {
-                    seed_end(self.id(), core::iter::once(*v));
-                    (!v.is_constant()).then(|| v.index())
-                };
-                let xs: Vec<Option<u32>> = xs.iter().map(node).collect();
-                let ys: Vec<Option<u32>> = ys.iter().map(node).collect();
-                self.with_data(|d| sets::dependencies(d, &xs, &ys))
             }
         }
     };

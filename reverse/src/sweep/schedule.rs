@@ -43,8 +43,9 @@
 
 use super::kernel::structural;
 use super::runs::{self, Segment, ends_agree};
-use crate::tape::memory;
-use crate::tape::storage::{Edges, NEG, TapeData};
+use crate::storage::derived::{Derived, derived_any};
+use crate::storage::{Edges, NEG, TapeData};
+use shared_ops::memory;
 
 /// Nodes per window (by the node whose edges they are).
 const WINDOW: usize = 4096;
@@ -52,7 +53,7 @@ const WINDOW: usize = 4096;
 impl<T> TapeData<T> {
     /// The schedule of this recording's sweeps, if its re-evaluation built one.
     pub fn schedule(&self) -> Option<&Schedule> {
-        self.program.as_ref()?.compiled.as_ref()?.schedule.as_ref()
+        self.program.as_ref()?.derived.get::<Schedule>()
     }
 }
 
@@ -96,6 +97,13 @@ impl Drop for Schedule {
         memory::give(core::mem::take(&mut self.minus));
         memory::give(core::mem::take(&mut self.bypassed));
     }
+}
+
+impl Derived for Schedule {
+    fn capacity_bytes(&self) -> usize {
+        self.bytes()
+    }
+    derived_any!();
 }
 
 /// A buffer of `len` zeros, from those this thread keeps.
@@ -353,7 +361,7 @@ impl Schedule {
     }
 
     /// Bytes held.
-    pub fn capacity_bytes(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.levels.capacity() * 4
             + self.segments.capacity() * size_of::<Segment>()
             + (self.reach.capacity() + self.windows.capacity() + self.needs.capacity()) * 4

@@ -30,7 +30,8 @@
 //! reload around every node made a read-modify-write chain through memory that halved the
 //! recording speed of cheap arithmetic.
 
-use super::storage::{Keeps, TapeData};
+use crate::storage::append::Append;
+use crate::storage::{Keeps, TapeData};
 use core::cell::{Cell, RefCell};
 use core::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -204,23 +205,6 @@ pub(crate) fn record<T, A: Append<T>>(id: u64, what: A) -> A::Out {
 pub(crate) fn record_if_live<T, A: Append<T>>(id: u64, what: A) -> Option<A::Out> {
     let live = LIVE.with(|l| l.try_borrow().is_ok_and(|l| l.iter().any(|e| e.id == id)));
     live.then(|| record(id, what))
-}
-
-/// Something appended to a tape's storage by [`record`]: plain data, no user code.
-pub(crate) trait Append<T> {
-    type Out;
-    fn append(self, data: &mut TapeData<T>) -> Self::Out;
-}
-
-/// A closure that appends (for the n-ary operations, off the hottest path).
-pub(crate) struct With<F>(pub F);
-
-impl<T, R, F: FnOnce(&mut TapeData<T>) -> R> Append<T> for With<F> {
-    type Out = R;
-    #[inline(always)]
-    fn append(self, data: &mut TapeData<T>) -> R {
-        (self.0)(data)
-    }
 }
 
 cold_path! {

@@ -2,19 +2,24 @@
 //!
 //! * [`storage`]: the arrays (structure of arrays) and how a node is appended;
 //! * [`live`]: the thread's registry of recording tapes, which `Var` arithmetic appends to;
-//! * [`memory`]: buffers kept between recordings, capped, and released on request.
+//! * [`warm_up`]: the thread's kept buffers readied for a recording's size.
+//!
+//! A dropped tape leaves its arrays to the next tape of the same scalar type on the same
+//! thread, in the kept buffers of `shared_ops::memory`.
 
 pub(crate) mod live;
-pub(crate) mod memory;
-pub(crate) mod storage;
+mod var;
+pub(crate) mod warm_up;
 
-use crate::var::Var;
+use crate::storage::append::With;
+use crate::storage::{Keeps, Operands, TapeData};
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 use live::Borrow;
 use shared_ops::Op;
-use storage::{Keeps, TapeData};
+use shared_ops::memory;
+pub use var::Var;
 
 /// A recording: the handle of one Wengert list on this thread.
 ///
@@ -61,7 +66,7 @@ impl<T: Op> Tape<T> {
 
     /// Starts a recording with room for `nodes` nodes (and as many edges). Buffers kept from an
     /// earlier recording on this thread are reused when there are some (see
-    /// [`spare_limit`](crate::spare_limit)).
+    /// [`spare_limit`](shared_ops::memory::spare_limit)).
     ///
     /// ```
     /// let tape = reverse::Tape::<f64>::with_capacity(1000);
@@ -150,7 +155,7 @@ impl<T: Op> Tape<T> {
     pub fn var(&self, x: T) -> Var<T> {
         let i = live::record(
             self.id,
-            live::With(|d: &mut TapeData<T>| {
+            With(|d: &mut TapeData<T>| {
                 if let Some(p) = &mut d.program {
                     p.input(x);
                 }
@@ -177,7 +182,7 @@ impl<T: Op> Tape<T> {
     pub(crate) fn vars_into(&self, xs: &[T], out: &mut Vec<Var<T>>) {
         let first = live::record(
             self.id,
-            live::With(|d: &mut TapeData<T>| {
+            With(|d: &mut TapeData<T>| {
                 let first = d.len() as u32;
                 for _ in xs {
                     d.input();
@@ -227,7 +232,7 @@ impl<T: Op> Tape<T> {
         if let Some(i) = self.index_of(v) {
             live::record(
                 self.id,
-                live::With(|d: &mut TapeData<T>| {
+                With(|d: &mut TapeData<T>| {
                     d.names.retain(|(j, _)| *j != i);
                     d.names.push((i, name.to_string()));
                 }),
@@ -398,6 +403,46 @@ impl<T: Op> Recording<T> {
         if v.tape() != self.id {
             live::foreign(v.tape(), self.id);
         }
+    }
+
+    /// The node of `v` in this recording, `None` for a constant: the node its derivative flows
+    /// into (a shift by a constant shares its operand's node on a tape that is not traced).
+    /// Panics for a `Var` of another recording.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(2.0);
+    /// let y = x * x;
+    /// let rec = tape.finish();
+    /// assert_eq!((rec.node(x), rec.node(y)), (Some(0), Some(1)));
+    /// assert_eq!(rec.node(reverse::Var::constant(1.0)), None);
+    /// ```
+    pub fn node(&self, v: Var<T>) -> Option<usize> {
+        if v.is_constant() {
+            return None;
+        }
+        self.check_own(v);
+        Some(v.index() as usize)
+    }
+
+    /// Each node in recording order, with the nodes it reads: `visit(node, operands)`. This is
+    /// the recording's graph, for forward sweeps of other quantities than tangents, such as
+    /// the index sets of sparsity detection (`jacobian::sparse`). Every recorded edge counts,
+    /// whatever its partial; the loser of `max`/`min` leaves no edge on a tape that is not
+    /// traced.
+    ///
+    /// ```
+    /// use reverse::Float;
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(0.5);
+    /// let _ = x.sin() * x;
+    /// let mut reads = vec![];
+    /// tape.finish().for_each_node(|_, operands| reads.push(operands.len()));
+    /// assert_eq!(reads, vec![0, 1, 2]);
+    /// ```
+    pub fn for_each_node(&self, mut visit: impl FnMut(usize, Operands<'_>)) {
+        let d = &self.data;
+        d.walk_forward(|i, edges| visit(i, Operands::of(d, edges)));
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::names::{BAR, DOT, decorate, factor, num, pad, width};
 use super::{Pass, Step, Trace};
-use crate::replay::op_code::OpCode;
+use crate::storage::op_code::OpCode;
 use core::fmt;
 
 impl fmt::Display for Trace {

@@ -2,7 +2,7 @@
 
 use super::names::{num, pad, width};
 use super::view::View;
-use crate::replay::op_code::OpCode;
+use crate::storage::op_code::OpCode;
 use core::fmt::Write as _;
 
 /// Escapes a string for a double-quoted DOT label.

@@ -5,7 +5,7 @@ use super::passes::{adjoint, primal, tangent};
 use super::view::View;
 use super::{Tape, Trace};
 use crate::replay::ReplayError;
-use crate::var::Var;
+use crate::tape::Var;
 
 impl Tape<f64> {
     /// Node indices of seeds (constants dropped); panics for a `Var` of another tape.

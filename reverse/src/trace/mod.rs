@@ -41,8 +41,8 @@ mod view;
 
 use crate::replay::GuardFailure;
 use crate::tape::Tape;
+use crate::tape::Var;
 use crate::tape::live::foreign;
-use crate::var::Var;
 
 /// Which sweep a [`Trace`] shows.
 ///

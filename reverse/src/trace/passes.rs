@@ -4,7 +4,7 @@
 use super::names::{BAR, DOT, decorate, num};
 use super::view::View;
 use super::{Pass, Step, Term, Trace};
-use crate::replay::op_code::OpCode;
+use crate::storage::op_code::OpCode;
 use crate::sweep::kernel::{self, Partial};
 
 /// The primal pass of `data`: every node's formula, value and local partials.

@@ -4,8 +4,8 @@
 use super::Decision;
 use super::names::{default_name, num};
 use crate::replay::guard;
-use crate::replay::op_code::OpCode;
-use crate::tape::storage::{Edges, NEG, TapeData};
+use crate::storage::op_code::OpCode;
+use crate::storage::{Edges, NEG, TapeData};
 use std::collections::HashMap;
 
 /// A traced tape with its node names resolved and its edges read per node.

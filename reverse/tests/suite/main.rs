@@ -8,7 +8,6 @@
 
 mod basics;
 mod checkpoint;
-mod dependencies;
 mod dual_tape;
 mod nary;
 mod nested;

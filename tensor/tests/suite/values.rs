@@ -359,11 +359,11 @@ fn gradients_handed_on_without_copies_stay_separate() {
     assert_eq!(grad_of(&b), arr(&[1], vec![111.0]));
 }
 
-/// Results computed in recycled buffers ([`tensor::pool`]) are those computed in
+/// Results computed in recycled buffers (`shared_ops::memory`) are those computed in
 /// fresh ones, whatever the buffers held: here every kept buffer is first filled with NaN.
 #[test]
 fn recycled_buffers_never_show_through() {
-    use tensor::pool;
+    use shared_ops::memory;
     let step = |x: &Tensor, w: &Tensor, b: &Tensor| {
         w.zero_grad();
         b.zero_grad();
@@ -377,9 +377,12 @@ fn recycled_buffers_never_show_through() {
     let x = Tensor::new(filled(64, 96, 0.37), false);
     let w = Tensor::new(filled(96, 80, 0.11), true);
     let b = Tensor::new(ArrayD::from_elem(IxDyn(&[80]), 0.1), true);
-    pool::release_buffers();
+    memory::release_memory();
     let fresh = step(&x, &w, &b);
-    assert!(pool::kept_bytes() > 0, "the step's large buffers were kept");
+    assert!(
+        memory::spare_bytes() > 0,
+        "the step's large buffers were kept"
+    );
     // Poison the kept buffers: NaN tensors of every size the step uses, dropped.
     for shape in [[64, 80], [96, 80], [64, 96]] {
         for _ in 0..4 {

@@ -18,13 +18,25 @@
 //!
 //! Values, operations and constants are not needed by a sweep; a replayable or traced tape
 //! keeps them too, in its [`Program`], for re-evaluation and traces.
+//!
+//! This is the bottom layer of the crate: it imports nothing from the layers above (the tape
+//! that records, the sweeps, the replay), which read and append through the items here:
+//!
+//! * [`append`]: what one operation appends (a node and its edges);
+//! * [`program`], [`op_code`], [`guard`]: what a replayable tape keeps beside the edges;
+//! * [`derived`]: forms the layers above build from a finished program and keep with it.
 
-use super::live::Append;
-use crate::replay::Program;
-
+pub(crate) mod append;
+pub(crate) mod derived;
+pub(crate) mod guard;
+pub(crate) mod op_code;
+pub(crate) mod program;
 mod walk;
 
+use program::Program;
+use shared_ops::memory::Reusable;
 pub(crate) use walk::Edges;
+pub use walk::Operands;
 
 /// In `start`: the node's edges are in `unit`.
 pub(crate) const UNIT: u32 = 1 << 31;
@@ -418,6 +430,20 @@ impl<T: Copy> TapeData<T> {
     }
 }
 
+/// A recording's arrays wait in the thread's kept buffers between recordings
+/// (`shared_ops::memory`).
+impl<T: Copy + 'static> Reusable for TapeData<T> {
+    fn bytes(&self) -> usize {
+        self.capacity_bytes()
+    }
+    fn shrink(&mut self) {
+        self.shrink_to_fit();
+    }
+    fn empty(&mut self) {
+        self.reset(Keeps::Sweeps);
+    }
+}
+
 /// The slow path of appending: grow `v` to hold `k` more, doubling, and refuse to pass [`MAX`].
 #[cold]
 #[inline(never)]
@@ -436,58 +462,6 @@ fn grow<X>(v: &mut Vec<X>, k: usize, what: &str) {
         .min(MAX)
         .max(len + k);
     v.reserve_exact(want - len);
-}
-
-/// A node with `K` weighted edges: operands and partials.
-pub(crate) struct Weighted<T, const K: usize>(pub [u32; K], pub [T; K]);
-
-impl<T: Copy, const K: usize> Append<T> for Weighted<T, K> {
-    type Out = u32;
-    #[inline(always)]
-    fn append(self, d: &mut TapeData<T>) -> u32 {
-        d.weighted(self.0, self.1)
-    }
-}
-
-/// A node with two weighted edges, of which an exactly zero one is left out (unless the tape is
-/// traced, whose views show every operand): for `max` and `min`, whose loser's partial is 0.
-/// Returns the node and which edges it kept.
-pub(crate) struct Selecting<T>(pub [u32; 2], pub [T; 2]);
-
-/// The edges a [`Selecting`] node kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kept {
-    Both,
-    First,
-    Second,
-}
-
-impl<T: shared_ops::Op> Append<T> for Selecting<T> {
-    type Out = (u32, Kept);
-    #[inline(always)]
-    fn append(self, d: &mut TapeData<T>) -> (u32, Kept) {
-        let Selecting([a, b], [da, db]) = self;
-        if !d.traced {
-            if da.is_structural_zero() {
-                return (d.weighted([b], [db]), Kept::Second);
-            }
-            if db.is_structural_zero() {
-                return (d.weighted([a], [da]), Kept::First);
-            }
-        }
-        (d.weighted([a, b], [da, db]), Kept::Both)
-    }
-}
-
-/// A node with `K` unit edges: operands (with `NEG` for −1).
-pub(crate) struct Unit<const K: usize>(pub [u32; K]);
-
-impl<T: Copy, const K: usize> Append<T> for Unit<K> {
-    type Out = u32;
-    #[inline(always)]
-    fn append(self, d: &mut TapeData<T>) -> u32 {
-        d.unit(self.0)
-    }
 }
 
 #[cfg(test)]

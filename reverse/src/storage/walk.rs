@@ -1,6 +1,6 @@
 //! Reading the tape back: each node, last first, with the range of its edges.
 
-use super::{TapeData, UNIT};
+use super::{NEG, TapeData, UNIT};
 
 /// The edges of one node: a range of `parent`/`partial`, or of `unit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +94,66 @@ impl<T: Copy> TapeData<T> {
             }
         }
         (w.unwrap_or(self.parent.len()), u.unwrap_or(self.unit.len()))
+    }
+}
+
+/// The operands of one node of a recording: the nodes it reads, one per edge (a node that reads
+/// one operand twice, as `x·x`, has one edge). An input reads none.
+///
+/// ```
+/// use reverse::Tape;
+/// let tape = Tape::new();
+/// let x = tape.vars(&[1.0, 2.0]);
+/// let _ = x[0] * x[1] - x[1];
+/// let mut read = Vec::new();
+/// tape.finish().for_each_node(|node, operands| read.push((node, operands.iter().collect())));
+/// assert_eq!(read, vec![(0, vec![]), (1, vec![]), (2, vec![0, 1]), (3, vec![2, 1])]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Operands<'a> {
+    nodes: &'a [u32],
+    /// Clears the flag bits that unit edges keep beside the node.
+    mask: u32,
+}
+
+impl<'a> Operands<'a> {
+    /// The operands of a node whose edges are `edges`, in `d`.
+    pub(crate) fn of<T>(d: &'a TapeData<T>, edges: Edges) -> Operands<'a> {
+        match edges {
+            Edges::Weighted(lo, hi) => Operands {
+                nodes: &d.parent[lo..hi],
+                mask: u32::MAX,
+            },
+            Edges::Unit(lo, hi) => Operands {
+                nodes: &d.unit[lo..hi],
+                mask: !NEG,
+            },
+        }
+    }
+
+    /// How many operands the node reads.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True for an input (or a node of no variable operand).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The `k`th operand's node. Panics unless `k < len()`.
+    #[inline(always)]
+    pub fn get(&self, k: usize) -> usize {
+        (self.nodes[k] & self.mask) as usize
+    }
+
+    /// The operands' nodes, in the order of the node's edges.
+    #[inline(always)]
+    pub fn iter(&self) -> impl Iterator<Item = usize> + 'a {
+        let mask = self.mask;
+        self.nodes.iter().map(move |&p| (p & mask) as usize)
     }
 }
 

@@ -14,11 +14,10 @@
 mod arena;
 
 use super::Counts;
-use crate::sweeps::KEPT_LIMIT;
-use arena::{ARENA, Arena, PLAIN, SPARE, insert_held, with};
+use arena::{ARENA, Arena, PLAIN, Spare, insert_held, with};
 use core::any::TypeId;
 use shared_ops::num_traits::{One, Zero};
-use shared_ops::{Binary, Error, Function, Op, Unary, rules};
+use shared_ops::{Binary, Error, Function, Op, Unary, memory, rules};
 use std::fmt;
 
 /// The node of a constant: it depends on no input.
@@ -468,7 +467,11 @@ pub(crate) fn trace<F: Function>(
         n < NODE as usize,
         "sparsity detection of {n} inputs: at most 2³² − 3 (a tracer's sets are 32-bit)"
     );
-    let (bounds, items, mut xs) = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let Spare {
+        bounds,
+        items,
+        inputs: mut xs,
+    } = memory::take();
     let arena = Arena::new(bounds, items, n, local, hessian);
     let previous = ARENA.with(|a| a.replace(Some(arena)));
     let plain = !local && !hessian;
@@ -524,12 +527,11 @@ pub(crate) fn trace<F: Function>(
     if let Some(counts) = counts.as_mut() {
         counts.finish(indices.len());
     }
-    let bytes = 8 * arena.bounds.capacity()
-        + 4 * arena.items.capacity()
-        + size_of::<Tracer>() * xs.capacity();
-    if bytes <= KEPT_LIMIT {
-        SPARE.with(|s| *s.borrow_mut() = (arena.bounds, arena.items, xs));
-    }
+    memory::give(Spare {
+        bounds: arena.bounds,
+        items: arena.items,
+        inputs: xs,
+    });
     let mut pairs: Vec<(usize, usize)> = arena
         .pairs
         .unwrap_or_default()

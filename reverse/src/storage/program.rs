@@ -2,13 +2,12 @@
 //! operands map onto its edges, the operands themselves (nodes or constants) and its value;
 //! the constants; user rules; and the guards.
 //!
-//! Appended by `Var` arithmetic right after the node it describes (see [`note`]), so the arrays
-//! stay in step with the tape's nodes.
+//! Appended by `Var` arithmetic right after the node it describes, so the arrays stay in step
+//! with the tape's nodes.
 
+use super::derived::Forms;
 use super::guard::Guard;
-use crate::replay::op_code::OpCode;
-use crate::tape::live::{self, With};
-use crate::tape::storage::TapeData;
+use super::op_code::OpCode;
 use shared_ops::{Binary, Op, Unary};
 
 /// In an operand: the rest is an index into [`Program::consts`], not a node.
@@ -59,8 +58,8 @@ pub(crate) struct Program<T> {
     /// Per node: its operands (a node index, or [`CONST`] and a constant's index); for
     /// [`Form::Many`] the range of `args`, for `powi` the exponent in the second.
     pub operands: Vec<[u32; 2]>,
-    /// Per node: its value (at the point of the last evaluation). While compiled, the constants
-    /// follow the nodes' values, so that an operand is one index (see `eval`).
+    /// Per node: its value (at the point of the last evaluation). A derived form may extend it
+    /// past the nodes (the replay keeps the constants there, so that an operand is one index).
     pub values: Vec<T>,
     /// Operands of n-ary nodes.
     pub args: Vec<u32>,
@@ -72,8 +71,9 @@ pub(crate) struct Program<T> {
     pub guards: Vec<Guard>,
     /// Number of inputs.
     pub inputs: u32,
-    /// The form prepared for re-evaluation, while no node is added.
-    pub compiled: Option<super::compile::Compiled<T>>,
+    /// Forms derived from the program by the layers above (see `derived`), while no node is
+    /// added.
+    pub derived: Forms,
 }
 
 impl<T> Default for Program<T> {
@@ -88,7 +88,7 @@ impl<T> Default for Program<T> {
             rules: Vec::new(),
             guards: Vec::new(),
             inputs: 0,
-            compiled: None,
+            derived: Forms::default(),
         }
     }
 }
@@ -116,7 +116,7 @@ impl<T: Copy> Program<T> {
         self.rules.clear();
         self.guards.clear();
         self.inputs = 0;
-        self.compiled = None;
+        self.derived.clear();
     }
 
     /// Number of nodes described.
@@ -124,12 +124,12 @@ impl<T: Copy> Program<T> {
         self.ops.len()
     }
 
-    /// Drops the compiled form before the program grows (the constants leave `values`).
-    /// Tested before it is taken: `take` copies the whole `Option` on every node recorded.
+    /// Drops the derived forms before the program grows (and what they kept past the nodes'
+    /// values).
     #[inline]
     fn grow(&mut self) {
-        if self.compiled.is_some() {
-            self.compiled = None;
+        if !self.derived.is_empty() {
+            self.derived.clear();
             self.values.truncate(self.ops.len());
         }
     }
@@ -190,22 +190,8 @@ impl<T: Copy> Program<T> {
             + self.args.capacity() * 4
             + self.consts.capacity() * size_of::<T>()
             + self.guards.capacity() * size_of::<Guard>()
-            + self.compiled.as_ref().map_or(0, |c| c.capacity_bytes())
+            + self.derived.capacity_bytes()
     }
-}
-
-/// Runs `f` on the program of the tape `tape` (which has one: its id carries
-/// [`PROGRAM`](live::PROGRAM)). Called from the cold paths of `Var`, into which it is inlined.
-#[inline(always)]
-pub(crate) fn note<T: Op>(tape: u64, f: impl FnOnce(&mut Program<T>)) {
-    live::record(
-        tape,
-        With(|d: &mut TapeData<T>| {
-            if let Some(p) = &mut d.program {
-                f(p)
-            }
-        }),
-    );
 }
 
 /// Keeps a user's one-argument rule.

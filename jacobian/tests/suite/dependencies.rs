@@ -1,8 +1,10 @@
-//! `dependencies` (the sparsity pattern of a recording) against index sets carried beside the
+//! `recording_pattern` (local detection: the sparsity pattern of a recording) against index
+//! sets carried beside the
 //! program: unary, binary and n-ary nodes, constants, repeated operands, and runs of thousands
 //! of nodes of one kind (the forward walk reads the tape in blocks of 4 096 nodes, and a run of
 //! unit edges hides where the weighted ones end).
 
+use jacobian::sparse::recording_pattern;
 use proptest::prelude::*;
 use reverse::{Float, Tape, Var};
 use std::collections::BTreeSet;
@@ -102,14 +104,11 @@ proptest! {
         want.push(sets[m - 1].iter().copied().collect());
         ys.push(Var::constant(1.0));
         want.push(Vec::new());
-        let (offsets, indices) = tape.dependencies(&x, &ys);
-        prop_assert_eq!(offsets.len(), ys.len() + 1);
+        let p = recording_pattern(&tape.finish(), &x, &ys);
+        prop_assert_eq!((p.rows(), p.cols()), (ys.len(), n));
         for (i, row) in want.iter().enumerate() {
-            prop_assert_eq!(&indices[offsets[i]..offsets[i + 1]], &row[..], "output {}", i);
+            prop_assert_eq!(p.row(i), &row[..], "output {}", i);
         }
-        // The same from the finished recording.
-        let rec = tape.finish();
-        prop_assert_eq!(rec.dependencies(&x, &ys), (offsets, indices));
     }
 }
 
@@ -131,9 +130,9 @@ fn a_piecewise_constant_result_is_a_constant_on_a_plain_tape() {
     assert!(k.iter().all(|k| k.is_constant()));
     assert_eq!(k.map(|k| k.value()), [1.0, 2.0, -2.0, -2.0, 1.0]);
     let y = k[0] * x[1] + x[0].floor().sin();
-    let (offsets, indices) = tape.dependencies(&x, &[y, k[4]]);
-    assert_eq!((offsets, indices), (vec![0, 1, 1], vec![1]));
     assert_eq!(tape.gradient(y).wrt_all(&x), vec![0.0, 1.0]);
+    let p = recording_pattern(&tape.finish(), &x, &[y, k[4]]);
+    assert_eq!((p.offsets(), p.indices()), (&[0, 1, 1][..], &[1][..]));
 }
 
 /// A product by a variable that is 0 at this point still depends on it; a node that reads an
@@ -143,7 +142,7 @@ fn every_edge_counts_once() {
     let tape = Tape::new();
     let x = tape.vars(&[0.0, 2.0, 3.0]);
     let y = [x[0] * x[1], x[2] * x[2] + x[2], x[1] - x[1]];
-    let (offsets, indices) = tape.dependencies(&x, &y);
-    assert_eq!(offsets, vec![0, 2, 3, 4]);
-    assert_eq!(indices, vec![0, 1, 2, 1]);
+    let p = recording_pattern(&tape.finish(), &x, &y);
+    assert_eq!(p.offsets(), &[0, 2, 3, 4]);
+    assert_eq!(p.indices(), &[0, 1, 2, 1]);
 }

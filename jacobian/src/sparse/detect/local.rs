@@ -1,52 +1,13 @@
-//! The sparsity pattern of a recording: which inputs each output depends on, by a forward sweep
-//! of index sets (each node's set is the union of its operands' sets).
+//! Local detection: the sparsity pattern of a recording, by a forward sweep of index sets over
+//! its graph ([`Recording::for_each_node`]): each node's set is the union of its operands'.
 
-use crate::tape::memory;
-use crate::tape::storage::{Edges, NEG, TapeData};
-
-/// Rows of a pattern in compressed form: row `i` holds `indices[offsets[i]..offsets[i + 1]]`.
-pub(crate) type Rows = (Vec<usize>, Vec<usize>);
+use super::union::union_of_sorted;
+use crate::sparse::Pattern;
+use reverse::{Recording, Var};
+use shared_ops::{Op, memory};
 
 /// No input: the position of a node that is not one.
 const NONE: u32 = u32::MAX;
-
-/// The union of two sorted sets without repeats, written to the front of `out` (at least as
-/// long as both together); returns its length. Both kinds of sparsity detection merge with it:
-/// this sweep of a recording, and the tracers of the `jacobian` crate.
-///
-/// ```
-/// let mut out = [0; 5];
-/// let k = reverse::union_of_sorted(&[1, 4, 7], &[4, 5], &mut out);
-/// assert_eq!(&out[..k], &[1, 4, 5, 7]);
-/// ```
-///
-/// # Panics
-///
-/// If `out` is shorter than the union.
-#[inline(always)]
-pub fn union_of_sorted(a: &[u32], b: &[u32], out: &mut [u32]) -> usize {
-    let (mut i, mut j, mut k) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        if x < y {
-            out[k] = x;
-            i += 1;
-        } else if y < x {
-            out[k] = y;
-            j += 1;
-        } else {
-            out[k] = x;
-            i += 1;
-            j += 1;
-        }
-        k += 1;
-    }
-    for &x in a[i..].iter().chain(&b[j..]) {
-        out[k] = x;
-        k += 1;
-    }
-    k
-}
 
 /// Makes `items` hold at least `len` entries past `end`, growing it by doubling: a set is
 /// merged straight into the room past the last one, and zeroing the room a set at a time (a
@@ -57,8 +18,14 @@ fn room(items: &mut Vec<u32>, end: usize, len: usize) {
     }
 }
 
-/// The inputs (positions in `xs`) each of `ys` depends on, sorted. `xs` and `ys` are node
-/// indices, `None` for constants (whose sets are empty).
+/// The pattern of the Jacobian of `ys` with respect to `xs` in `rec`, *at the recorded point*:
+/// row `i` holds the positions in `xs` of the inputs that `ys[i]` depends on. Constants in `xs`
+/// or `ys` have empty sets.
+///
+/// Every recorded edge counts, whatever its partial (so `x·y` at `y = 0` still depends on
+/// `x`): the pattern is a superset of the nonzeros at this point. It holds at another point as
+/// long as the recording would be the same there: the same branches of the function, the same
+/// winners of `max`/`min` (whose loser the tape leaves out).
 ///
 /// The work is the sum over nodes of their operands' set sizes: linear in the edges times the
 /// size of a set, never inputs × nodes. Every edge counts, whatever its partial at this point
@@ -67,43 +34,48 @@ fn room(items: &mut Vec<u32>, end: usize, len: usize) {
 ///
 /// # Panics
 ///
-/// If the sets hold 2³² entries or more (16 GiB of them).
-pub(crate) fn dependencies<T: Copy>(
-    d: &TapeData<T>,
-    xs: &[Option<u32>],
-    ys: &[Option<u32>],
-) -> Rows {
+/// If the sets hold 2³² entries or more (16 GiB of them), or a `Var` belongs to another
+/// recording.
+///
+/// ```
+/// use jacobian::sparse::recording_pattern;
+/// use reverse::Tape;
+///
+/// let tape = Tape::new();
+/// let x = tape.vars(&[0.0, 2.0, 3.0]);
+/// let ys = [x[0] * x[1], x[2] * x[2] + x[2], reverse::Var::constant(1.0)];
+/// let p = recording_pattern(&tape.finish(), &x, &ys);
+/// assert_eq!((p.row(0), p.row(1), p.row(2)), (&[0, 1][..], &[2][..], &[][..]));
+/// ```
+pub fn recording_pattern<T: Op>(rec: &Recording<T>, xs: &[Var<T>], ys: &[Var<T>]) -> Pattern {
+    let xs: Vec<Option<usize>> = xs.iter().map(|&v| rec.node(v)).collect();
+    let ys: Vec<Option<usize>> = ys.iter().map(|&v| rec.node(v)).collect();
     // Inputs are recorded before they are used: `position` ends at the last of them.
-    let top = xs.iter().flatten().max().map_or(0, |&x| x as usize + 1);
+    let top = xs.iter().flatten().max().map_or(0, |&x| x + 1);
     let mut position: Vec<u32> = memory::take();
     position.resize(top, NONE);
     for (k, x) in xs.iter().enumerate() {
         if let Some(x) = *x {
-            position[x as usize] = k as u32;
+            position[x] = k as u32;
         }
     }
-    let (parents, units) = (d.parents(), d.units());
     // Node i's set is items[sets[i][0]..sets[i][1]]. A node whose set equals an operand's (one
     // operand, or one set holding the others) shares that operand's range: unary chains and
     // accumulations cost nothing per item. The arrays come from the thread's kept buffers:
     // fresh, their pages cost more than the sweep (a bundle adjustment's 2·10⁶ nodes).
     let mut sets: Vec<[u32; 2]> = memory::take();
-    sets.reserve(d.len());
+    sets.reserve(rec.len());
     // The sets fill `items[..end]`; past `end` is room for the next one (see `room`).
     let (mut items, mut end): (Vec<u32>, usize) = (memory::take(), 0);
     let mut scratch: Vec<u32> = Vec::new();
     let at = |k: usize| u32::try_from(k).expect("fewer than 2³² entries in the index sets");
-    d.walk_forward(|i, edges| {
-        let (ops, mask) = match edges {
-            Edges::Weighted(lo, hi) => (&parents[lo..hi], u32::MAX),
-            Edges::Unit(lo, hi) => (&units[lo..hi], !NEG),
-        };
-        let range = |p: u32| {
-            let [a, b] = sets[(p & mask) as usize];
+    rec.for_each_node(|i, ops| {
+        let range = |p: usize| {
+            let [a, b] = sets[p];
             a as usize..b as usize
         };
-        let set = match *ops {
-            [] => match position.get(i) {
+        let set = match ops.len() {
+            0 => match position.get(i) {
                 Some(&k) if k != NONE => {
                     room(&mut items, end, 1);
                     items[end] = k;
@@ -112,9 +84,9 @@ pub(crate) fn dependencies<T: Copy>(
                 }
                 _ => [0, 0],
             },
-            [a] => sets[(a & mask) as usize],
-            [a, b] => {
-                let (ra, rb) = (range(a), range(b));
+            1 => sets[ops.get(0)],
+            2 => {
+                let (ra, rb) = (range(ops.get(0)), range(ops.get(1)));
                 let larger = if ra.len() >= rb.len() { &ra } else { &rb };
                 if ra == rb || ra.is_empty() || rb.is_empty() {
                     [at(larger.start), at(larger.end)]
@@ -133,8 +105,8 @@ pub(crate) fn dependencies<T: Copy>(
             }
             _ => {
                 scratch.clear();
-                let mut largest = range(ops[0]);
-                for &p in ops {
+                let mut largest = range(ops.get(0));
+                for p in ops.iter() {
                     let r = range(p);
                     if r.len() > largest.len() {
                         largest = r.clone();
@@ -156,10 +128,10 @@ pub(crate) fn dependencies<T: Copy>(
         sets.push(set);
     });
     let mut offsets = Vec::with_capacity(ys.len() + 1);
-    let row = |y: &Option<u32>| y.map_or(0..0, |y| sets[y as usize][0]..sets[y as usize][1]);
+    let row = |y: &Option<usize>| y.map_or(0..0, |y| sets[y][0]..sets[y][1]);
     let mut indices = Vec::with_capacity(ys.iter().map(|y| row(y).len()).sum());
     offsets.push(0);
-    for y in ys {
+    for y in &ys {
         let r = row(y);
         indices.extend(
             items[r.start as usize..r.end as usize]
@@ -171,5 +143,5 @@ pub(crate) fn dependencies<T: Copy>(
     memory::give(position);
     memory::give(sets);
     memory::give(items);
-    (offsets, indices)
+    Pattern::from_csr(xs.len(), offsets, indices)
 }

@@ -1,11 +1,23 @@
-//! Sparsity detection drivers: the pattern of a Jacobian (from a recording, or from tracers)
-//! and of a Hessian (from tracers), with the kind that ran.
+//! Sparsity detection: the pattern of a Jacobian and of a Hessian, with the kind that ran.
+//!
+//! * [`tracer`]: *global* detection, by evaluating the function on index-set numbers, whose
+//!   pattern holds at every point (or local, carrying values, where the function branches);
+//! * [`local`]: *local* detection of a Jacobian from a recording at one point, by a forward
+//!   sweep of index sets over its graph;
+//! * [`union`]: the merge of sorted index sets that both are made of.
 
-use super::tracer::{Detection, Take, trace};
+mod local;
+mod tracer;
+pub(super) mod union;
+
+pub use local::recording_pattern;
+pub use tracer::{Detection, Tracer};
+
 use super::{Counts, Pattern};
 use crate::sweeps::check_declared;
 use reverse::{Recording, Tape, Var};
 use shared_ops::{Error, Function};
+use tracer::{Take, trace};
 
 /// A detected pattern, the kind of detection that ran (`Global` or `Local`, never `Auto`), and
 /// why global detection was given up, if it was.
@@ -66,9 +78,9 @@ pub(crate) fn detect_jacobian<F: Function>(
             let ys = f.eval(&xs);
             check_declared(f, ys.len(), "sparsity detection")?;
             let rec = tape.finish();
-            let (offsets, indices) = rec.dependencies(&xs, &ys);
+            let pattern = local::recording_pattern(&rec, &xs, &ys);
             recording = Some((rec, xs, ys));
-            Ok(Pattern::from_csr(n, offsets, indices))
+            Ok(pattern)
         },
     )?;
     Ok(Detected {

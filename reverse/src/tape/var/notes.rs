@@ -3,11 +3,12 @@
 //! piecewise rules) as a guard. All of it out of line: a plain tape only tests a bit of its id.
 
 use super::{Var, common_tape};
-use crate::replay::guard::{self, Guard};
-use crate::replay::op_code::OpCode;
-use crate::replay::program::{self, Form, Program};
+use crate::storage::TapeData;
+use crate::storage::append::{Unit, With};
+use crate::storage::guard::{self, Guard};
+use crate::storage::op_code::OpCode;
+use crate::storage::program::{self, Form, Program};
 use crate::tape::live::{self, PROGRAM};
-use crate::tape::storage::Unit;
 use core::cmp::Ordering;
 use shared_ops::Op;
 
@@ -56,7 +57,7 @@ impl<T: Op> Var<T> {
         // than per (number type, rule).
         keep: &dyn Fn(u32) -> Option<program::Rule<T>>,
     ) {
-        program::note(tape, |p: &mut Program<T>| {
+        note(tape, |p: &mut Program<T>| {
             let ra = p.operand(a, av);
             let rb = match param {
                 Some(n) => n,
@@ -108,7 +109,7 @@ impl<T: Op> Var<T> {
         let Some(test) = guard::Test::named(name) else {
             return;
         };
-        program::note(v.0, |p: &mut Program<T>| {
+        note(v.0, |p: &mut Program<T>| {
             let a = p.operand(Some(v.1), v.2);
             p.guards.push(Guard {
                 at: p.len() as u32,
@@ -127,7 +128,7 @@ impl<T: Op> Var<T> {
         let Some(tape) = common_tape([a, b].into_iter()) else {
             return;
         };
-        program::note(tape, |p: &mut Program<T>| {
+        note(tape, |p: &mut Program<T>| {
             let (ra, rb) = (a.operand_of(p), b.operand_of(p));
             p.guards.push(Guard {
                 at: p.len() as u32,
@@ -152,7 +153,7 @@ impl<T: Op> Var<T> {
     cold_path! {
     /// Keeps an n-ary node of a program: its operands in order.
     pub(super) fn describe_many(tape: u64, op: OpCode, operands: impl IntoIterator<Item = Var<T>>, value: T) {
-        program::note(tape, |p: &mut Program<T>| {
+        note(tape, |p: &mut Program<T>| {
             let first = p.args.len();
             for v in operands {
                 let r = v.operand_of(p);
@@ -163,4 +164,18 @@ impl<T: Op> Var<T> {
         });
     }
     }
+}
+
+/// Runs `f` on the program of the tape `tape` (which has one: its id carries
+/// [`PROGRAM`]). Called from the cold paths of `Var`, into which it is inlined.
+#[inline(always)]
+fn note<T: Op>(tape: u64, f: impl FnOnce(&mut Program<T>)) {
+    live::record(
+        tape,
+        With(|d: &mut TapeData<T>| {
+            if let Some(p) = &mut d.program {
+                f(p)
+            }
+        }),
+    );
 }

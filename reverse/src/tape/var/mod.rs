@@ -1,9 +1,10 @@
 mod notes;
 
-use crate::replay::op_code::{self, OpCode};
-use crate::replay::program::{self, Form};
-use crate::tape::live::{self, PROGRAM, TRACE, With, mixed};
-use crate::tape::storage::{Kept, NEG, Selecting, TapeData, Unit, Weighted};
+use crate::storage::append::{Append, Kept, Selecting, Unit, Weighted, With};
+use crate::storage::op_code::{self, OpCode};
+use crate::storage::program::{self, Form};
+use crate::storage::{NEG, TapeData};
+use crate::tape::live::{self, PROGRAM, TRACE, mixed};
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, check_dot, rules};
@@ -295,7 +296,7 @@ impl<T: Op> Drop for Staged<T> {
 /// Stages an operand of a sum under construction.
 struct Stage(u32);
 
-impl<T: Copy> live::Append<T> for Stage {
+impl<T: Copy> Append<T> for Stage {
     type Out = usize;
     #[inline(always)]
     fn append(self, d: &mut TapeData<T>) -> usize {

@@ -3,8 +3,9 @@
 //! the pairs that second derivatives couple, and the reason global detection gave up.
 
 use super::{Curvature, EMPTY, FLAT, Form, NONE, Tracer, and_input, curvature};
-use reverse::union_of_sorted;
+use crate::sparse::detect::union::union_of_sorted;
 use shared_ops::Binary;
+use shared_ops::memory::Reusable;
 use std::cell::{Cell, RefCell};
 
 /// One detection's sets: node `k`'s inputs are `items[bounds[k]..bounds[k + 1]]`.
@@ -25,19 +26,37 @@ pub(super) struct Arena {
     inputs: u32,
 }
 
-/// A detection's kept buffers: the arena's bounds and items, and the tracers of the inputs.
-pub(super) type Spare = (Vec<usize>, Vec<u32>, Vec<Tracer>);
+/// A detection's buffers, kept for the next detection on this thread in its kept buffers
+/// (`shared_ops::memory`): the arena's bounds and items, and the tracers of the inputs. A fresh
+/// arena's growth (page faults, copies) cost as much as the detection itself.
+#[derive(Default)]
+pub(super) struct Spare {
+    pub bounds: Vec<usize>,
+    pub items: Vec<u32>,
+    pub inputs: Vec<Tracer>,
+}
+
+impl Reusable for Spare {
+    fn bytes(&self) -> usize {
+        8 * self.bounds.capacity()
+            + 4 * self.items.capacity()
+            + size_of::<Tracer>() * self.inputs.capacity()
+    }
+    fn shrink(&mut self) {
+        self.bounds.shrink_to_fit();
+        self.items.shrink_to_fit();
+        self.inputs.shrink_to_fit();
+    }
+    fn empty(&mut self) {
+        self.inputs.clear();
+    }
+}
 
 thread_local! {
     pub(super) static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
     /// A global detection of a Jacobian is running: no values to carry, no pairs to couple, so
     /// a one-argument rule keeps its operand's set without borrowing the arena.
     pub(super) static PLAIN: Cell<bool> = const { Cell::new(false) };
-    /// The last detection's buffers (the arena's, and the inputs'), kept for the next one on
-    /// this thread: a fresh arena's growth (page faults, copies) cost as much as the detection
-    /// itself.
-    pub(super) static SPARE: RefCell<Spare> =
-        const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 /// `f` on the running detection's arena.
