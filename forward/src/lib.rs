@@ -46,8 +46,8 @@
 //! // f'' = 2 cos x · eˣ, as by nesting two duals above.
 //! assert!((d[2] - 2.0 * 0.7_f64.cos() * 0.7_f64.exp()).abs() < 1e-14);
 //! ```
-// `unsafe` is denied but in one audited place: the empty `asm!` block of `pin`, with its
-// invariant and the measurement that pays for it.
+// `unsafe` is denied but where docs/unsafe.md lists it, with its invariant, its test and the
+// measurement that pays for it (a test keeps the list and the code in step).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

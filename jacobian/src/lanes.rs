@@ -9,7 +9,6 @@
 //! One exception: a full Jacobian in a single sweep keeps its identity seeds in the kept
 //! inputs from call to call ([`Inputs::lift_identity`]).
 
-use crate::sparse::Colouring;
 use forward::DualVec;
 use nalgebra::DMatrix;
 use reverse::Var;
@@ -80,8 +79,9 @@ pub(crate) use by_lanes;
 pub(crate) enum Seed<'a> {
     /// `V = I`: the full Jacobian, one direction per input.
     Identity,
-    /// `V[j, c] = 1` where input j has colour c: a compressed Jacobian or Hessian.
-    Colours(&'a Colouring),
+    /// `V[j, c] = 1` where input j has colour `colours[j]` (of `count`): a compressed
+    /// Jacobian or Hessian.
+    Colours { colours: &'a [usize], count: usize },
     /// A dense n×k `V`.
     Matrix(&'a DMatrix<f64>),
 }
@@ -92,7 +92,7 @@ impl Seed<'_> {
     pub fn directions(&self, n: usize) -> usize {
         match self {
             Seed::Identity => n,
-            Seed::Colours(c) => c.count,
+            Seed::Colours { count, .. } => *count,
             Seed::Matrix(v) => v.ncols(),
         }
     }
@@ -109,8 +109,8 @@ impl Seed<'_> {
                     x.tangent[l] = one;
                 }
             }
-            Seed::Colours(c) => {
-                for (x, &c) in xs.iter_mut().zip(&c.colours) {
+            Seed::Colours { colours, .. } => {
+                for (x, &c) in xs.iter_mut().zip(colours.iter()) {
                     if dirs.contains(&c) {
                         x.tangent[c - dirs.start] = one;
                     }
@@ -147,9 +147,9 @@ impl Seed<'_> {
                 .enumerate()
                 .map(|(l, i)| (ys[i], unit(l)))
                 .collect(),
-            Seed::Colours(c) => ys
+            Seed::Colours { colours, .. } => ys
                 .iter()
-                .zip(&c.colours)
+                .zip(colours.iter())
                 .filter(|(_, c)| dirs.contains(c))
                 .map(|(&y, &c)| (y, unit(c - dirs.start)))
                 .collect(),
@@ -296,7 +296,7 @@ impl Inputs {
     pub fn seeded<const N: usize>(
         &mut self,
         x: &[f64],
-        colouring: &Colouring,
+        colours: &[usize],
         colouring_number: Option<u64>,
         dirs: &Range<usize>,
     ) -> &mut Vec<DualVec<f64, N>> {
@@ -311,7 +311,7 @@ impl Inputs {
             return xs;
         }
         write_whole(xs, x, |j, t| {
-            let c = colouring.colours[j];
+            let c = colours[j];
             if dirs.contains(&c) {
                 t[c - dirs.start] = 1.0;
             }

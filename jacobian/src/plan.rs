@@ -168,7 +168,7 @@ pub struct Plan {
     pub reason: String,
     /// How the recording was obtained: recorded for this call, or a prepared one re-evaluated
     /// ([`PreparedJacobian`](crate::PreparedJacobian)).
-    pub replay: crate::Replay,
+    pub replay: Replay,
 }
 
 impl Plan {
@@ -205,8 +205,8 @@ impl Plan {
             estimate,
             reason,
             replay: match mode {
-                Direction::Forward => crate::Replay::NotRecorded,
-                Direction::Reverse => crate::Replay::Recorded,
+                Direction::Forward => Replay::NotRecorded,
+                Direction::Reverse => Replay::Recorded,
             },
         }
     }
@@ -227,9 +227,7 @@ impl fmt::Display for Plan {
         )?;
         if self.mode == Direction::Reverse {
             match &self.replay {
-                crate::Replay::Reevaluated => {
-                    write!(f, ", {} nodes re-evaluated", self.tape.nodes)?
-                }
+                Replay::Reevaluated => write!(f, ", {} nodes re-evaluated", self.tape.nodes)?,
                 _ => write!(f, ", {} nodes recorded", self.tape.nodes)?,
             }
         }
@@ -237,9 +235,39 @@ impl fmt::Display for Plan {
             write!(f, ", on {} threads", self.threads)?;
         }
         write!(f, " ({})", self.reason)?;
-        if let crate::Replay::Rerecorded(why) = &self.replay {
+        if let Replay::Rerecorded(why) = &self.replay {
             write!(f, "; recorded afresh: {why}")?;
         }
         Ok(())
+    }
+}
+
+/// How a driver obtained the recording it swept (a field of [`Plan`]).
+///
+/// ```
+/// use jacobian::Replay;
+/// assert_eq!(Replay::Reevaluated.to_string(), "recording re-evaluated at this point");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum Replay {
+    /// Forward mode: nothing is recorded.
+    NotRecorded,
+    /// `f` was recorded for this call.
+    Recorded,
+    /// A prepared recording was re-evaluated at this point (`f` did not run).
+    Reevaluated,
+    /// Re-evaluation was refused (the reason, e.g. the guard that failed), so `f` was recorded
+    /// afresh at this point; the new recording serves the next calls.
+    Rerecorded(String),
+}
+
+impl fmt::Display for Replay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Replay::NotRecorded => write!(f, "nothing recorded"),
+            Replay::Recorded => write!(f, "recorded for this call"),
+            Replay::Reevaluated => write!(f, "recording re-evaluated at this point"),
+            Replay::Rerecorded(why) => write!(f, "recorded afresh at this point: {why}"),
+        }
     }
 }

@@ -12,43 +12,12 @@
 //! path for good (then every call records afresh); [`PreparedGradient::rerecords`] counts that.
 
 use crate::lanes::{self, Inputs, Seed, by_lanes};
-use crate::plan::{Direction, Mode, Plan};
+use crate::plan::{Direction, Mode, Plan, Replay};
 use crate::sweeps::{self, Recorded, Swept, forward_chunked};
 use crate::{Jacobian, hessian};
 use nalgebra::DMatrix;
 use reverse::{ReplayError, TapeStats};
 use shared_ops::{Error, Function};
-use std::fmt;
-
-/// How a driver obtained the recording it swept (a field of [`Plan`]).
-///
-/// ```
-/// use jacobian::Replay;
-/// assert_eq!(Replay::Reevaluated.to_string(), "recording re-evaluated at this point");
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-pub enum Replay {
-    /// Forward mode: nothing is recorded.
-    NotRecorded,
-    /// `f` was recorded for this call.
-    Recorded,
-    /// A prepared recording was re-evaluated at this point (`f` did not run).
-    Reevaluated,
-    /// Re-evaluation was refused (the reason, e.g. the guard that failed), so `f` was recorded
-    /// afresh at this point; the new recording serves the next calls.
-    Rerecorded(String),
-}
-
-impl fmt::Display for Replay {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Replay::NotRecorded => write!(f, "nothing recorded"),
-            Replay::Recorded => write!(f, "recorded for this call"),
-            Replay::Reevaluated => write!(f, "recording re-evaluated at this point"),
-            Replay::Rerecorded(why) => write!(f, "recorded afresh at this point: {why}"),
-        }
-    }
-}
 
 /// Re-evaluates `r` at `x`, or records `f` afresh there; returns what happened.
 fn reuse_or_record<F: Function>(

@@ -60,7 +60,7 @@
 //! [`Recurrence`] keeping a few of its states and one step's tape instead, with the same gradient
 //! bit for bit (the [`checkpoint`] module).
 // `unsafe` is denied but where docs/unsafe.md lists it, with its invariant, its test and the
-// measurement that pays for it.
+// measurement that pays for it (a test keeps the list and the code in step).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -105,7 +105,7 @@ fn sum_rows<T: Element>(data: &[T], shape: &[usize]) -> ArrayD<T> {
             }
         }
     };
-    if data.len() >= super::WIDE {
+    if data.len() >= crate::element::WIDE {
         pulp::Arch::new().dispatch(run);
     } else {
         run();

@@ -19,3 +19,9 @@ use shared_ops::Op;
 pub trait Element: Op + LinalgScalar + ScalarOperand {}
 
 impl<T: Op + LinalgScalar + ScalarOperand> Element for T {}
+
+/// Elements from which a loop of the backward pass (gradients through partials, a bias's
+/// row sums) runs through `pulp`'s dispatch, compiled for the CPU's widest vectors: the
+/// baseline build's SSE2 takes two elements per instruction, AVX-512 eight. Below it (a
+/// one-element tensor's backward, say) the loop runs inline, without the dispatch's call.
+pub(crate) const WIDE: usize = 256;

@@ -91,7 +91,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn zero_grad(&self) {
         if let Some(g) = self.0.grad.take() {
-            super::pool::give_array(*g);
+            crate::pool::give_array(*g);
         }
     }
 
@@ -113,7 +113,7 @@ impl<T: Element> Tensor<T> {
             false,
             "detach",
             Default::default(),
-            super::Backward::None,
+            crate::node::Backward::None,
         )
     }
 }

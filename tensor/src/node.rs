@@ -7,8 +7,24 @@ use std::rc::Rc;
 
 use ndarray::{ArrayD, ArrayRefD};
 
-use super::storage::{Buf, Storage};
-use super::{Element, Tensor, pool};
+use crate::storage::{Buf, Storage};
+use crate::{Element, pool};
+
+/// An n-dimensional array of `T` (`f64` by default) that remembers how it was computed.
+///
+/// Cloning is cheap (it clones an `Rc`): clones are the *same* tensor and
+/// share data and gradient. See the [module docs](self) for conventions.
+///
+/// ```
+/// use tensor::Tensor;
+///
+/// let a = Tensor::from_vec(&[2], vec![1.0, 2.0]).unwrap().with_grad();
+/// let b = &a * &a + 1.0; // broadcasting with a scalar
+/// b.sum().backward().unwrap();
+/// assert_eq!(a.grad().unwrap().as_slice().unwrap(), &[2.0, 4.0]);
+/// ```
+#[derive(Clone)]
+pub struct Tensor<T: Element = f64>(pub(crate) Rc<Node<T>>);
 
 /// What an op's backward closure is given.
 ///
@@ -31,7 +47,7 @@ pub(crate) struct BackwardArgs<'a, T> {
 pub(crate) type BackwardFn<T> = Box<dyn Fn(BackwardArgs<'_, T>) -> Vec<Option<ArrayD<T>>>>;
 
 /// How a node's gradient becomes its parents'.
-pub(super) enum Backward<T> {
+pub(crate) enum Backward<T> {
     /// A leaf: the gradient is kept.
     None,
     /// An elementwise op of one parent: its gradient is the node's times these partials,
@@ -46,25 +62,25 @@ pub(super) enum Backward<T> {
 /// the data is a [`Storage`] rather than an `ArrayD`, the gradient slot a `Cell` (taken and
 /// put back), versions 32 bits. `tensor_memory`'s chain of one-element operations took
 /// 352 bytes per operation with an `ArrayD` and the partials in a boxed closure.
-pub(super) struct Node<T: Element> {
-    pub(super) data: RefCell<Storage<T>>,
+pub(crate) struct Node<T: Element> {
+    pub(crate) data: RefCell<Storage<T>>,
     // Boxed: most nodes never hold a gradient (only leaves and retained ones do), and an
     // `ArrayD` is 112 bytes.
-    pub(super) grad: Cell<Option<Box<ArrayD<T>>>>,
+    pub(crate) grad: Cell<Option<Box<ArrayD<T>>>>,
     /// The parents, with their versions when this node was computed from them (see
     /// [`Tensor::version`]).
-    pub(super) parents: Parents<T>,
+    pub(crate) parents: Parents<T>,
     /// How many times the data was changed in place (wrapping: a change goes unnoticed only
     /// after exactly 2³² more).
-    pub(super) version: Cell<u32>,
-    pub(super) requires_grad: Cell<bool>,
-    pub(super) retain_grad: Cell<bool>,
-    pub(super) op: &'static str,
-    pub(super) backward: Backward<T>,
+    pub(crate) version: Cell<u32>,
+    pub(crate) requires_grad: Cell<bool>,
+    pub(crate) retain_grad: Cell<bool>,
+    pub(crate) op: &'static str,
+    pub(crate) backward: Backward<T>,
 }
 
 impl<T: Element> Node<T> {
-    pub(super) fn accumulate_grad(&self, g: ArrayD<T>) {
+    pub(crate) fn accumulate_grad(&self, g: ArrayD<T>) {
         let acc = match self.grad.take() {
             Some(mut acc) => {
                 *acc += &g;
@@ -77,7 +93,7 @@ impl<T: Element> Node<T> {
     }
 
     /// Calls `f` with the gradient slot (taken out of its `Cell` and put back).
-    pub(super) fn with_grad<R>(&self, f: impl FnOnce(Option<&ArrayD<T>>) -> R) -> R {
+    pub(crate) fn with_grad<R>(&self, f: impl FnOnce(Option<&ArrayD<T>>) -> R) -> R {
         let g = self.grad.take();
         let r = f(g.as_deref());
         self.grad.set(g);
@@ -85,7 +101,7 @@ impl<T: Element> Node<T> {
     }
 
     /// The version of parent `i` when this node was computed.
-    pub(super) fn saved_version(&self, i: usize) -> u32 {
+    pub(crate) fn saved_version(&self, i: usize) -> u32 {
         match &self.parents {
             Parents::None => unreachable!("a node without parents has no parent {i}"),
             Parents::One(_, v) => v[i],
@@ -99,7 +115,7 @@ impl<T: Element> Node<T> {
 /// inline (a `Vec` would cost an allocation per node), more boxed, so that the whole is 32
 /// bytes.
 #[derive(Default)]
-pub(super) enum Parents<T: Element> {
+pub(crate) enum Parents<T: Element> {
     #[default]
     None,
     One([Tensor<T>; 1], [u32; 1]),
@@ -109,19 +125,19 @@ pub(super) enum Parents<T: Element> {
 
 impl<T: Element> Parents<T> {
     /// The parents, with their current versions.
-    pub(super) fn of(parents: &[&Tensor<T>]) -> Self {
+    pub(crate) fn of(parents: &[&Tensor<T>]) -> Self {
         match parents {
             [] => Parents::None,
-            [a] => Parents::One([(*a).clone()], [a.version()]),
-            [a, b] => Parents::Two([(*a).clone(), (*b).clone()], [a.version(), b.version()]),
+            [a] => Parents::One([(*a).clone()], [version(a)]),
+            [a, b] => Parents::Two([(*a).clone(), (*b).clone()], [version(a), version(b)]),
             many => Parents::Many(Box::new((
                 many.iter().map(|&p| p.clone()).collect(),
-                many.iter().map(|p| p.version()).collect(),
+                many.iter().map(|p| version(p)).collect(),
             ))),
         }
     }
 
-    pub(super) fn into_vec(self) -> Vec<Tensor<T>> {
+    pub(crate) fn into_vec(self) -> Vec<Tensor<T>> {
         match self {
             Parents::None => Vec::new(),
             Parents::One(a, _) => a.into(),
@@ -129,6 +145,11 @@ impl<T: Element> Parents<T> {
             Parents::Many(m) => m.0,
         }
     }
+}
+
+/// The version of a tensor's data (see `Tensor::version`).
+fn version<T: Element>(t: &Tensor<T>) -> u32 {
+    t.0.version.get()
 }
 
 impl<T: Element> std::ops::Deref for Parents<T> {

@@ -118,7 +118,9 @@ fn compressed_sweeps<const N: usize>(
     let mut clean = true;
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let ys = f(out.inputs.seeded::<N>(x, colours, colouring_number, &lanes));
+        let ys = f(out
+            .inputs
+            .seeded::<N>(x, &colours.colours, colouring_number, &lanes));
         check_sizes(sizes, ys.len(), "a compressed forward sweep")?;
         if ys.len() != m {
             return Err(Error::OutputLength {
@@ -242,7 +244,11 @@ fn reverse_lanes<const Q: usize>(
     let mut adj = AdjointsVec::default();
     for s in 0..sweeps {
         let lanes = s * Q..((s + 1) * Q).min(k);
-        let seeds = Seed::Colours(colours).adjoints::<Q>(ys, &lanes);
+        let seeds = Seed::Colours {
+            colours: &colours.colours,
+            count: colours.count,
+        }
+        .adjoints::<Q>(ys, &lanes);
         rec.sweep_vec_into(&seeds, &mut adj);
         for (j, &x) in xs.iter().enumerate() {
             let a = adj.wrt(x);
@@ -294,7 +300,9 @@ fn hessian_lanes<const N: usize, F: Function>(
     out.b.resize(n * k, 0.0);
     for s in 0..sweeps {
         let lanes = s * N..((s + 1) * N).min(k);
-        let xs = out.inputs.seeded::<N>(x, colours, colouring_number, &lanes);
+        let xs = out
+            .inputs
+            .seeded::<N>(x, &colours.colours, colouring_number, &lanes);
         let (value, adjoints, _) = dual_sweep(f, xs)?;
         copy_lanes(&mut out.b, k, &lanes, &adjoints);
         if s == 0 {

@@ -27,6 +27,7 @@ mod compressed;
 mod detect;
 mod hessian;
 mod jacobian;
+mod one_shot;
 mod plan;
 mod prepared;
 mod report;
@@ -38,7 +39,8 @@ pub use detect::{hessian_pattern, jacobian_pattern};
 pub use hessian::{
     PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian, sparse_hessian_with,
 };
-pub use jacobian::{SparseJacobian, SparseOptions, sparse_jacobian, sparse_jacobian_with};
+pub use jacobian::{SparseJacobian, SparseOptions};
+pub use one_shot::{sparse_jacobian, sparse_jacobian_with};
 pub use plan::{SparsePlan, Strategy};
 pub use prepared::PreparedSparseJacobian;
 pub use report::{SparseCostReport, StrategyCost, sparse_cost_report};

@@ -22,7 +22,7 @@
 //! loading them and checks the run's two ends against the arrays instead of every index, since
 //! an index that steps evenly lies between its first and last values.
 
-use super::ReplayError;
+use super::error::ReplayError;
 use crate::storage::derived::{Derived, derived_any};
 use crate::storage::op_code::OpCode;
 use crate::storage::program::{CONST, Form, Program};

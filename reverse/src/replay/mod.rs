@@ -66,12 +66,11 @@
 //! re-evaluated bytecode tape) are in the README.
 
 mod compile;
+pub(crate) mod error;
 mod eval;
-pub(crate) mod guard;
 
-pub use eval::ReplayError;
+pub use error::{GuardFailure, ReplayError};
 pub(crate) use eval::reevaluate_showing;
-pub use guard::GuardFailure;
 
 use crate::tape::Var;
 use crate::tape::{Recording, Tape};

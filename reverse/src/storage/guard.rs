@@ -15,9 +15,7 @@
 //! wrong ones).
 
 use super::op_code::OpCode;
-use super::program::Program;
 use core::cmp::Ordering;
-use shared_ops::Op;
 
 /// What a guard checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +71,7 @@ impl Test {
     }
 
     /// The test on a primal value (what the `Float` methods of every AD number test).
-    fn of(self, x: f64) -> bool {
+    pub fn of(self, x: f64) -> bool {
         match self {
             Test::Zero => x == 0.0,
             Test::Nan => x.is_nan(),
@@ -133,25 +131,5 @@ pub(crate) fn piece(op: OpCode, a: f64, b: f64, y: f64) -> u64 {
         OpCode::Fract => a.trunc().to_bits(),
         OpCode::Rem => (a / b).trunc().to_bits(),
         _ => y.to_bits(),
-    }
-}
-
-impl Guard {
-    /// The decision at the program's current values.
-    pub fn outcome<T: Op>(&self, p: &Program<T>) -> u64 {
-        match self.kind {
-            Kind::Compare { a, b } => order(p.operand_value(a).partial_cmp(&p.operand_value(b))),
-            Kind::Test { a, test } => u64::from(test.of(p.operand_value(a).value())),
-            Kind::Piece { node } => {
-                let i = node as usize;
-                let [a, b] = p.operands[i];
-                piece(
-                    p.ops[i],
-                    p.operand_value(a).value(),
-                    p.operand_value(b).value(),
-                    p.values[i].value(),
-                )
-            }
-        }
     }
 }

@@ -6,7 +6,7 @@
 //! with the tape's nodes.
 
 use super::derived::Forms;
-use super::guard::Guard;
+use super::guard::{Guard, Kind, order, piece};
 use super::op_code::OpCode;
 use shared_ops::{Binary, Op, Unary};
 
@@ -209,5 +209,26 @@ pub(crate) fn binary_rule<T: Op, R: Binary>(node: u32, rule: R) -> Rule<T> {
         node,
         name: R::NAME,
         eval: RuleFn::Binary(Box::new(move |a, b| rule.eval(a, b))),
+    }
+}
+
+/// A guard's outcome is read from the program's values (the program keeps the guards).
+impl Guard {
+    /// The decision at the program's current values.
+    pub fn outcome<T: Op>(&self, p: &Program<T>) -> u64 {
+        match self.kind {
+            Kind::Compare { a, b } => order(p.operand_value(a).partial_cmp(&p.operand_value(b))),
+            Kind::Test { a, test } => u64::from(test.of(p.operand_value(a).value())),
+            Kind::Piece { node } => {
+                let i = node as usize;
+                let [a, b] = p.operands[i];
+                piece(
+                    p.ops[i],
+                    p.operand_value(a).value(),
+                    p.operand_value(b).value(),
+                    p.values[i].value(),
+                )
+            }
+        }
     }
 }

@@ -5,64 +5,7 @@
 //! contributes nothing, so `0 · ∞` never turns into NaN.
 
 use crate::storage::{Edges, NEG, TapeData, UNIT};
-use core::any::Any;
 use shared_ops::Op;
-
-/// Sweeps the nodes before `adj.len()`, whose adjoints hold the seeds (at the nodes
-/// `seeded`): on a tape of `f64` by its [`Schedule`](super::schedule::Schedule) where it has
-/// one and no seed is at a node it bypasses, else by [`scalar_f64`]; on other tapes by
-/// [`generic`]. (A `Vec`, not a slice: `Any` tells `Vec<f64>` from `Vec<T>` without `unsafe`.)
-///
-/// With `fill`, every adjoint is written; without, the schedule's bypassed nodes may be left
-/// out: the first node left out is returned (`usize::MAX` if none), and [`left_out`] gives
-/// their adjoints.
-#[allow(clippy::ptr_arg)]
-pub(crate) fn scalar<T: Op>(
-    d: &TapeData<T>,
-    adj: &mut Vec<T>,
-    mut seeded: impl Iterator<Item = usize>,
-    fill: bool,
-) -> usize {
-    let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
-    match (plain, (adj as &mut dyn Any).downcast_mut::<Vec<f64>>()) {
-        (Some(d), Some(adj)) => match d.schedule() {
-            Some(s) if !seeded.any(|u| s.is_bypassed(u)) => {
-                super::schedule::sweep(s, d.partials(), adj, fill);
-                if fill { usize::MAX } else { s.first_bypassed() }
-            }
-            _ => {
-                scalar_f64(d, adj);
-                usize::MAX
-            }
-        },
-        _ => {
-            generic(d, adj);
-            usize::MAX
-        }
-    }
-}
-
-/// After a sweep by [`scalar`] that left nodes out: each `(u, out)` of `nodes` whose node `u`
-/// the sweep left out gets its adjoint (the others are left as they are).
-#[allow(clippy::ptr_arg)]
-pub(crate) fn left_out<'a, T: Op>(
-    d: &TapeData<T>,
-    adj: &Vec<T>,
-    nodes: impl Iterator<Item = (usize, &'a mut T)>,
-) {
-    let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
-    let (Some(d), Some(adj)) = (plain, (adj as &dyn Any).downcast_ref::<Vec<f64>>()) else {
-        return;
-    };
-    let Some(s) = d.schedule() else { return };
-    for (u, out) in nodes {
-        if let Some(a) = s.alias(u, adj)
-            && let Some(out) = (out as &mut dyn Any).downcast_mut::<f64>()
-        {
-            *out = a;
-        }
-    }
-}
 
 /// A term of a sweep over `f64`: `x` (that is `w · a`, or `±a` for a unit edge), or `−0` where
 /// the partial `w` or the adjoint `a` is zero. Adding `−0` changes nothing (`u + (−0) = u` for
@@ -84,7 +27,7 @@ pub(crate) fn structural(w: f64, a: f64, x: f64) -> f64 {
 /// goes straight into node `i − 1`'s terms instead of through memory, where the next load
 /// would wait for the store just made. The terms still add up in the same order: the carried
 /// sum starts from `i − 1`'s adjoint in memory, which holds every term of the nodes after `i`.
-fn scalar_f64(d: &TapeData<f64>, adj: &mut [f64]) {
+pub(crate) fn scalar_f64(d: &TapeData<f64>, adj: &mut [f64]) {
     let end = adj.len();
     let Some(&last) = adj.last() else { return };
     let (mut w_end, mut u_end) = d.ends_before(end);
@@ -145,7 +88,7 @@ fn scalar_f64(d: &TapeData<f64>, adj: &mut [f64]) {
 
 /// The sweep for any scalar (`Dual`s, `Var`s of an outer tape): a zero adjoint or partial is
 /// skipped, never multiplied.
-fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
+pub(crate) fn generic<T: Op>(d: &TapeData<T>, adj: &mut [T]) {
     observed(d, adj, |_| {});
 }
 

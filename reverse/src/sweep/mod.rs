@@ -4,6 +4,7 @@
 
 pub(crate) mod kernel;
 pub(crate) mod runs;
+mod scalar;
 pub(crate) mod schedule;
 
 use crate::tape::Var;
@@ -204,7 +205,7 @@ macro_rules! sweep_methods {
                     .iter()
                     .filter(|s| !s.0.is_constant())
                     .map(|s| s.0.index() as usize);
-                self.with_data(|d| kernel::scalar(d, &mut out.adj, seeded, fill))
+                self.with_data(|d| scalar::scalar(d, &mut out.adj, seeded, fill))
             }
 
             /// The adjoints of `xs` only, after one sweep from `seeds` (e.g. a gradient with
@@ -235,7 +236,7 @@ macro_rules! sweep_methods {
                 if any_late {
                     let nodes = xs.iter().zip(&mut out).filter(|(v, _)| late(v));
                     let nodes = nodes.map(|(v, o)| (v.index() as usize, o));
-                    self.with_data(|d| kernel::left_out(d, &adj.adj, nodes));
+                    self.with_data(|d| scalar::left_out(d, &adj.adj, nodes));
                 }
                 memory::give(adj.adj);
                 out

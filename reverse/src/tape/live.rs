@@ -10,8 +10,8 @@
 //! # The unsafe boundary
 //!
 //! The storage of a live tape is a `Box<TapeData<T>>` turned into a raw pointer, reached from
-//! its `Tape<T>` handle and from this registry. It is the crate's only `unsafe`, and it rests on
-//! three invariants, each kept by this module alone:
+//! its `Tape<T>` handle and from this registry. Its `unsafe` (listed in `docs/unsafe.md`) rests
+//! on three invariants, each kept by this module alone:
 //!
 //! 1. **Type.** An id is issued once (thread number and a per-thread serial) to one `Tape<T>`,
 //!    and a `Var<T>` only ever carries the id of a `Tape<T>` of the same `T` (its fields are

@@ -8,7 +8,7 @@ pub(super) const BAR: char = '\u{304}';
 
 /// `v₁₂` for node 12.
 pub(super) fn default_name(i: usize) -> String {
-    format!("v{}", crate::replay::guard::subscript(i))
+    format!("v{}", crate::replay::error::subscript(i))
 }
 
 /// Puts the tangent dot or adjoint bar over a name: over its letter when the name is one letter

@@ -3,7 +3,7 @@
 
 use super::Decision;
 use super::names::{default_name, num};
-use crate::replay::guard;
+use crate::replay::error as guard;
 use crate::storage::op_code::OpCode;
 use crate::storage::{Edges, NEG, TapeData};
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! The two-argument rows of the table and the fused multiply-add, each with its Taylor
 //! recurrence beside it.
 
-use super::{Binary, half};
+use super::half;
 use crate::{Op, series};
 
 binary! {

@@ -102,166 +102,6 @@
 
 use crate::Op;
 
-/// A one-argument rule: value and derivative at `x`, and optionally its Taylor recurrence.
-///
-/// `Copy` so that rules with parameters (such as [`Powi`]) travel by value; `Send + Sync +
-/// 'static` (plain data) so that a replayable tape can keep the rule and evaluate it again.
-///
-/// ```
-/// use shared_ops::{rules::Tanh, Unary};
-/// let (y, dy) = Tanh.eval(0.5_f64);
-/// assert!((dy - (1.0 - y * y)).abs() < 1e-16);
-/// ```
-///
-/// # Taylor mode
-///
-/// A Taylor number (`forward::Taylor<T, N>`) carries N coefficients of a curve `x(t)` and asks
-/// [`taylor`](Unary::taylor) for the coefficients of `f(x(t))`. Every built-in rule answers with
-/// a recurrence of [`series`](crate::series), O(N²). A user's rule may leave the provided `None`: the Taylor
-/// number then evaluates [`eval`](Unary::eval) *on the series itself*, which gives the series
-/// `d(t)` of `f'(x(t))`, and integrates it: `y₀ = f(x₀)`, `y_k = (1/k) Σ_{j=1..k} j·x_j·d_{k−j}`
-/// ([`series::integrate`](crate::series::integrate)). That needs what nested duals need: the derivative written with `Op`
-/// operations. Only the order-0 coefficient of the value is used, so the value may be computed
-/// any way (even from `x.value()`), but `eval` must not apply the rule itself to its argument
-/// (that would recurse). Each operation inside the derivative costs O(N²) in turn.
-///
-/// ```
-/// use shared_ops::{Op, Unary};
-///
-/// /// softplus, without a recurrence of its own: Taylor numbers integrate its derivative.
-/// #[derive(Clone, Copy)]
-/// struct Softplus;
-/// impl Unary for Softplus {
-///     const NAME: &'static str = "softplus";
-///     fn eval<T: Op>(self, x: T) -> (T, T) {
-///         (x.exp().ln_1p(), (T::one() + (-x).exp()).recip())
-///     }
-/// }
-/// assert!(Softplus.taylor(&[0.0_f64, 1.0]).is_none());
-/// ```
-pub trait Unary: Copy + Send + Sync + 'static {
-    /// Name shown in traces and graph exports.
-    const NAME: &'static str;
-    /// Whether the derivative is +1 or −1 whatever the argument (`neg`, `fract`). A tangent
-    /// then passes through unchanged or negated, and forward mode skips the test of the
-    /// structural-zero convention (see [`Op::has_nan`]). Leave it `false` unless that holds.
-    const UNIT_PARTIALS: bool = false;
-    /// Whether the rule is piecewise constant (`floor`, `ceil`, `round`, `trunc`, `signum`):
-    /// its derivative is 0 wherever it exists, so its result depends on no input to first
-    /// order. Sparsity detection then gives the result an empty set, and a plain tape records
-    /// it as a constant (a replayable or traced tape keeps the node, to re-evaluate or show it).
-    /// Leave it `false` unless that holds.
-    ///
-    /// ```
-    /// use shared_ops::{rules::{Floor, Sin}, Unary};
-    /// assert!(Floor::FLAT && !Sin::FLAT);
-    /// ```
-    const FLAT: bool = false;
-    /// Returns `(f(x), f'(x))`.
-    fn eval<T: Op>(self, x: T) -> (T, T);
-
-    /// The Taylor coefficients of `f(x(t))` from those of `x(t)`, or `None` to let the Taylor
-    /// number integrate the derivative series (see [Taylor mode](Unary#taylor-mode)).
-    ///
-    /// ```
-    /// use shared_ops::{rules::Exp, Unary};
-    /// // e^t = 1 + t + t²/2.
-    /// assert_eq!(Exp.taylor(&[0.0_f64, 1.0, 0.0]), Some([1.0, 1.0, 0.5]));
-    /// ```
-    fn taylor<T: Op, const N: usize>(self, x: &[T; N]) -> Option<[T; N]> {
-        let _ = x;
-        None
-    }
-
-    /// The rule at many points: `y[i] = f(x[i])` and, when `d` is given, `d[i] = f'(x[i])`.
-    /// Array code calls this (`reverse`'s tensors apply every rule through it).
-    ///
-    /// The provided method calls [`eval`](Unary::eval) point by point. A row of the table may
-    /// name a kernel that the compiler vectorises for `f32` and `f64` slices (`tanh` does, in
-    /// `rules/slices.rs`): its values and partials then meet the table's accuracy,
-    /// within 2 and 4 ulps of the exact ones, but need not equal `eval`'s bit for bit, whose
-    /// values come from the platform's `libm`.
-    ///
-    /// ```
-    /// use shared_ops::{rules::Tanh, Unary};
-    ///
-    /// let x = [-30.0_f64, -0.5, 0.0, 0.25, 3.0];
-    /// let (mut y, mut d) = ([0.0; 5], [0.0; 5]);
-    /// Tanh.eval_slice(&x, &mut y, Some(&mut d));
-    /// for i in 0..5 {
-    ///     let (v, p) = Tanh.eval(x[i]);
-    ///     assert!((y[i] - v).abs() <= 2.0 * f64::EPSILON * v.abs());
-    ///     assert!((d[i] - p).abs() <= 4.0 * f64::EPSILON * p);
-    /// }
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If `y` or `d` is not as long as `x`.
-    fn eval_slice<T: Op>(self, x: &[T], y: &mut [T], d: Option<&mut [T]>) {
-        each(self, x, y, d);
-    }
-}
-
-/// [`Unary::eval_slice`] point by point, the lengths checked first.
-fn each<R: Unary, T: Op>(rule: R, x: &[T], y: &mut [T], d: Option<&mut [T]>) {
-    check_lengths(x.len(), y.len(), d.as_deref().map(<[T]>::len));
-    match d {
-        Some(d) => {
-            for ((x, y), d) in x.iter().zip(y.iter_mut()).zip(d.iter_mut()) {
-                (*y, *d) = rule.eval(*x);
-            }
-        }
-        None => {
-            for (x, y) in x.iter().zip(y.iter_mut()) {
-                *y = rule.eval(*x).0;
-            }
-        }
-    }
-}
-
-#[track_caller]
-fn check_lengths(x: usize, y: usize, d: Option<usize>) {
-    assert!(
-        y == x && d.is_none_or(|d| d == x),
-        "eval_slice: {x} points, but {y} values and {} partials",
-        d.map_or("no".to_string(), |d| d.to_string())
-    );
-}
-
-/// A two-argument rule: value and both partial derivatives at `(a, b)`.
-///
-/// ```
-/// use shared_ops::{rules::Mul, Binary};
-/// assert_eq!(Mul.eval(2.0_f64, 3.0), (6.0, 3.0, 2.0));
-/// ```
-pub trait Binary: Copy + Send + Sync + 'static {
-    /// Name shown in traces and graph exports.
-    const NAME: &'static str;
-    /// Whether both partials are +1 or −1 whatever the arguments (`+`, `−`), as
-    /// [`Unary::UNIT_PARTIALS`].
-    const UNIT_PARTIALS: bool = false;
-    /// Whether the rule is piecewise constant in both arguments, as [`Unary::FLAT`] (no
-    /// built-in binary rule is).
-    const FLAT: bool = false;
-    /// Returns `(f(a, b), ∂f/∂a, ∂f/∂b)`.
-    fn eval<T: Op>(self, a: T, b: T) -> (T, T, T);
-
-    /// The Taylor coefficients of `f(a(t), b(t))`, or `None` to let the Taylor number evaluate
-    /// [`eval`](Binary::eval) on the series and integrate `y' = ∂f/∂a·a' + ∂f/∂b·b'`
-    /// ([`series::integrate2`](crate::series::integrate2)), as for [`Unary`].
-    ///
-    /// ```
-    /// use shared_ops::{rules::Mul, Binary};
-    /// // (1 + t)(2 + t) = 2 + 3t + t².
-    /// assert_eq!(Mul.taylor(&[1.0_f64, 1.0, 0.0], &[2.0, 1.0, 0.0]), Some([2.0, 3.0, 1.0]));
-    /// ```
-    fn taylor<T: Op, const N: usize>(self, a: &[T; N], b: &[T; N]) -> Option<[T; N]> {
-        let _ = (a, b);
-        None
-    }
-}
-
 macro_rules! unary {
     ($(
         $(#[$doc:meta])* $name:ident $label:literal $($marker:ident)? |$x:ident| $body:expr,
@@ -271,7 +111,7 @@ macro_rules! unary {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
         pub struct $name;
-        impl Unary for $name {
+        impl $crate::Unary for $name {
             const NAME: &'static str = $label;
             $(marker!($marker);)?
             #[inline(always)]
@@ -287,9 +127,9 @@ macro_rules! unary {
                 // dispatch on the CPU) vectorises the kernel with them.
                 #[inline(always)]
                 fn eval_slice<T: Op>(self, x: &[T], y: &mut [T], mut d: Option<&mut [T]>) {
-                    super::check_lengths(x.len(), y.len(), d.as_deref().map(<[T]>::len));
-                    if !super::slices::$kernel(x, y, d.as_deref_mut()) {
-                        super::each(self, x, y, d);
+                    $crate::op::check_lengths(x.len(), y.len(), d.as_deref().map(<[T]>::len));
+                    if !$crate::rules::slices::$kernel(x, y, d.as_deref_mut()) {
+                        $crate::op::each(self, x, y, d);
                     }
                 }
             )?
@@ -305,7 +145,7 @@ macro_rules! binary {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
         pub struct $name;
-        impl Binary for $name {
+        impl $crate::Binary for $name {
             const NAME: &'static str = $label;
             $(marker!($marker);)?
             #[inline(always)]

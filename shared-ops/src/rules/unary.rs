@@ -1,6 +1,7 @@
 //! The one-argument rows of the table, each with its Taylor recurrence beside it.
 
-use super::{Unary, c};
+use super::c;
+use crate::Unary;
 use crate::{Op, series};
 
 /// The series of `s + σ·x²` (s, σ = ±1): the radicand or denominator of the inverse functions.

@@ -2,7 +2,7 @@
 //! and the unions of the sets of up to four inputs that a tracer holds itself),
 //! the pairs that second derivatives couple, and the reason global detection gave up.
 
-use super::{Curvature, EMPTY, FLAT, Form, NONE, Tracer, and_input, curvature};
+use super::number::{Curvature, EMPTY, FLAT, Form, NONE, Tracer, and_input, curvature};
 use crate::sparse::detect::union::union_of_sorted;
 use shared_ops::Binary;
 use shared_ops::memory::Reusable;

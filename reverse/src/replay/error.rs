@@ -1,5 +1,5 @@
-//! Why a re-evaluation was refused: a recorded decision (a guard, see `storage::guard`) that
-//! goes the other way at the new point, in words.
+//! Why a re-evaluation is refused: a wrong input, a recording without a program, or a recorded
+//! decision (a guard, see `storage::guard`) that goes the other way at the new point, in words.
 
 use crate::storage::guard::Kind;
 use crate::storage::op_code::OpCode;
@@ -10,6 +10,65 @@ use shared_ops::Op;
 fn order_name(code: u64) -> &'static str {
     ["<", "=", ">", "unordered (NaN)"][code as usize & 3]
 }
+
+/// Why a recording cannot be evaluated again at a new point.
+///
+/// ```
+/// let tape = reverse::Tape::replayable();
+/// let x = tape.vars(&[1.0, 2.0]);
+/// let _ = x[0] * x[1];
+/// let mut rec = tape.finish();
+/// let err = rec.reevaluate(&[1.0]).unwrap_err();
+/// assert_eq!(err, reverse::ReplayError::InputLength { expected: 2, found: 1 });
+/// assert!(err.to_string().contains("2 inputs"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReplayError {
+    /// The recording kept no program: it was made by [`Tape::new`](crate::Tape::new), not
+    /// [`Tape::replayable`](crate::Tape::replayable) or [`Tape::traced`](crate::Tape::traced).
+    NotReplayable,
+    /// The new point has another number of inputs than the recording.
+    InputLength {
+        /// Inputs recorded.
+        expected: usize,
+        /// Values given.
+        found: usize,
+    },
+    /// A node of [`Var::from_partials`](crate::Var::from_partials): its partials were given,
+    /// not computed by a rule, so they cannot be computed again.
+    Opaque {
+        /// The node.
+        node: u32,
+    },
+    /// A decision the recording depended on goes the other way at the new point: the function
+    /// would run other operations there. The recording is left at its previous point.
+    Guard(GuardFailure),
+}
+
+impl core::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "re-evaluation at a new point: ")?;
+        match self {
+            ReplayError::NotReplayable => write!(
+                f,
+                "the recording keeps no program; record on Tape::replayable() (or \
+                 Tape::traced()) instead of Tape::new()"
+            ),
+            ReplayError::InputLength { expected, found } => write!(
+                f,
+                "the recording has {expected} inputs but {found} values were given"
+            ),
+            ReplayError::Opaque { node } => write!(
+                f,
+                "node {node} was made by Var::from_partials, whose partials cannot be computed \
+                 again; record afresh"
+            ),
+            ReplayError::Guard(g) => write!(f, "{g}; record afresh"),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
 
 /// A guard that does not hold at a new point: which decision, and how it went then and now.
 ///

@@ -1,0 +1,1 @@
+//! What the workspace's tests share. Not published.
