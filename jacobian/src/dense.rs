@@ -300,9 +300,9 @@ pub fn vjp_matrix<F: Function + Sync>(
     w: &DMatrix<f64>,
 ) -> Result<(Vec<f64>, DMatrix<f64>), Error> {
     f.check_input(x.len())?;
-    let r = sweeps::record_plain(f, x, f.sizes().map(|s| s.1))?;
+    let mut r = sweeps::record_plain(f, x, f.sizes().map(|s| s.1))?;
     Error::check_seed("weight matrix", r.ys.len(), w.nrows())?;
     let mut out = sweeps::Swept::default();
-    sweeps::reverse_seeded(&r, lanes::Seed::Matrix(w), true, &mut out);
+    sweeps::reverse_seeded(&mut r, lanes::Seed::Matrix(w), true, &mut out);
     Ok((out.value, out.matrix))
 }

@@ -368,10 +368,13 @@ impl<F: Function> PreparedGradient<F> {
         let (replay, fresh) = reuse_or_record(&self.f, &mut self.recorded, x)?;
         self.rerecords += fresh;
         self.last = replay;
-        let r = &self.recorded;
-        let y = r.ys[0];
+        let y = self.recorded.ys[0];
         // Only the inputs' adjoints: the sweep may leave out the nodes its schedule bypasses.
-        Ok((r.rec.value(y), r.rec.sweep_wrt(&[(y, 1.0)], &r.xs)))
+        let r = &mut self.recorded;
+        let g = r
+            .rec
+            .sweep_wrt_with(&[(y, 1.0)], &r.xs, &mut r.work.adjoints);
+        Ok((r.rec.value(y), g))
     }
 
     /// How the last call obtained its recording.

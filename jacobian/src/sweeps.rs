@@ -5,8 +5,9 @@ use crate::lanes::{self, Inputs, Seed, SyncEval, by_lanes};
 use forward::{Dual, DualVec};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
-use reverse::{AdjointsVec, Recording, Tape, TapeStats, Var};
+use reverse::{Adjoints, AdjointsVec, Recording, Tape, TapeStats, Var};
 use shared_ops::{Error, Function, memory};
+use std::any::Any;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -323,11 +324,68 @@ fn columns_of<const N: usize>(block: &mut [f64], ys: &[DualVec<f64, N>], rows: u
     }
 }
 
-/// A finished recording of `f` with its inputs and outputs.
+/// A finished recording of `f` with its inputs and outputs, and the adjoints its sweeps work
+/// in. A prepared object owns one: its recording is freed with it, and its sweeps take nothing
+/// from the thread's kept buffers.
 pub(crate) struct Recorded {
     pub rec: Recording,
     pub xs: Vec<Var>,
     pub ys: Vec<Var>,
+    pub work: Work,
+}
+
+/// The adjoints of a recording's sweeps, kept between them: scalar ones, and the vector sweep's
+/// of the last lane count.
+#[derive(Default)]
+pub(crate) struct Work {
+    pub adjoints: Adjoints<f64>,
+    lanes: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl Work {
+    /// The vector sweep's adjoints for `Q` lanes, kept from the last sweep of `Q` lanes.
+    pub fn lanes<const Q: usize>(&mut self) -> &mut AdjointsVec<f64, Q> {
+        if !self
+            .lanes
+            .as_ref()
+            .is_some_and(|b| b.is::<AdjointsVec<f64, Q>>())
+        {
+            self.lanes = Some(Box::new(AdjointsVec::<f64, Q>::default()));
+        }
+        (self.lanes.as_mut())
+            .and_then(|b| b.downcast_mut())
+            .expect("made for Q lanes above")
+    }
+}
+
+impl Recorded {
+    /// A recording that a prepared object keeps: freed when dropped.
+    pub fn owned(rec: Recording, xs: Vec<Var>, ys: Vec<Var>) -> Recorded {
+        Recorded {
+            rec: rec.free_on_drop(),
+            xs,
+            ys,
+            work: Work::default(),
+        }
+    }
+
+    /// This recording, kept by a prepared object: freed when dropped.
+    pub fn into_owned(self) -> Recorded {
+        Recorded {
+            rec: self.rec.free_on_drop(),
+            ..self
+        }
+    }
+
+    /// A recording for one call: its arrays go back to the thread's kept buffers after it.
+    pub fn for_one_call(rec: Recording, xs: Vec<Var>, ys: Vec<Var>) -> Recorded {
+        Recorded {
+            rec,
+            xs,
+            ys,
+            work: Work::default(),
+        }
+    }
 }
 
 /// Records `f` on a replayable tape (for the prepared drivers).
@@ -337,24 +395,38 @@ pub(crate) fn record_replayable<F: Function>(
     m: Option<usize>,
 ) -> Result<Recorded, Error> {
     let (tape, xs, ys) = record(f, Tape::replayable(), x, m)?;
-    Ok(Recorded {
-        rec: tape.finish(),
-        xs,
-        ys,
-    })
+    Ok(Recorded::owned(tape.finish(), xs, ys))
 }
 
-/// Records `f` on a plain tape (sweeps only).
+/// Records `f` on a plain tape (sweeps only), for one call.
 pub(crate) fn record_plain<F: Function>(
     f: &F,
     x: &[f64],
     m: Option<usize>,
 ) -> Result<Recorded, Error> {
     let (tape, xs, ys) = record(f, Tape::with_capacity(8 * x.len()), x, m)?;
+    Ok(Recorded::for_one_call(tape.finish(), xs, ys))
+}
+
+/// Records `f` on a plain tape, for a prepared object that records at every call: in the
+/// buffers of its last recording `last` if it has one (they are its own; see
+/// [`Recorded::owned`]).
+pub(crate) fn record_plain_again<F: Function>(
+    f: &F,
+    x: &[f64],
+    m: Option<usize>,
+    last: Option<Recorded>,
+) -> Result<Recorded, Error> {
+    let Some(Recorded { rec, work, .. }) = last else {
+        let (tape, xs, ys) = record(f, Tape::with_capacity(8 * x.len()), x, m)?;
+        return Ok(Recorded::owned(tape.finish(), xs, ys));
+    };
+    let (tape, xs, ys) = record(f, rec.record_again(), x, m)?;
     Ok(Recorded {
         rec: tape.finish(),
         xs,
         ys,
+        work,
     })
 }
 
@@ -386,13 +458,12 @@ pub(crate) fn reverse<F: Function>(
     m: Option<usize>,
     threads: bool,
 ) -> Result<Swept, Error> {
-    let (tape, xs, ys) = record(f, Tape::with_capacity(8 * x.len()), x, m)?;
-    let rec = tape.finish();
-    reverse_recorded(&Recorded { rec, xs, ys }, threads)
+    let mut r = record_plain(f, x, m)?;
+    reverse_recorded(&mut r, threads)
 }
 
 /// The reverse sweeps of a finished recording, Q rows at a time.
-pub(crate) fn reverse_recorded(r: &Recorded, threads: bool) -> Result<Swept, Error> {
+pub(crate) fn reverse_recorded(r: &mut Recorded, threads: bool) -> Result<Swept, Error> {
     let mut out = Swept::default();
     reverse_seeded(r, Seed::Identity, threads, &mut out);
     Ok(out)
@@ -400,13 +471,13 @@ pub(crate) fn reverse_recorded(r: &Recorded, threads: bool) -> Result<Swept, Err
 
 /// `Wᵀ·J` into `out` by the reverse sweeps of a finished recording, along the columns of
 /// `seed` (the identity for the Jacobian), Q at a time.
-pub(crate) fn reverse_seeded(r: &Recorded, seed: Seed<'_>, threads: bool, out: &mut Swept) {
-    let (rec, xs, ys) = (&r.rec, &r.xs[..], &r.ys[..]);
+pub(crate) fn reverse_seeded(r: &mut Recorded, seed: Seed<'_>, threads: bool, out: &mut Swept) {
+    let (rec, xs, ys, work) = (&r.rec, &r.xs[..], &r.ys[..], &mut r.work);
     match reverse_lanes(seed.directions(ys.len())) {
-        1 => reverse_blocks::<1>(rec, xs, ys, seed, threads, out),
-        2 => reverse_blocks::<2>(rec, xs, ys, seed, threads, out),
-        4 => reverse_blocks::<4>(rec, xs, ys, seed, threads, out),
-        _ => reverse_blocks::<8>(rec, xs, ys, seed, threads, out),
+        1 => reverse_blocks::<1>(rec, xs, ys, seed, threads, work.lanes(), out),
+        2 => reverse_blocks::<2>(rec, xs, ys, seed, threads, work.lanes(), out),
+        4 => reverse_blocks::<4>(rec, xs, ys, seed, threads, work.lanes(), out),
+        _ => reverse_blocks::<8>(rec, xs, ys, seed, threads, work.lanes(), out),
     }
 }
 
@@ -430,12 +501,14 @@ fn reverse_sweep<const Q: usize>(
 
 /// ⌈k/Q⌉ vector sweeps of one recording, each filling Q rows of `Wᵀ·J` (k×n; the Jacobian
 /// itself for the identity seed).
+#[allow(clippy::too_many_arguments)]
 fn reverse_blocks<const Q: usize>(
     rec: &Recording,
     xs: &[Var],
     ys: &[Var],
     seed: Seed<'_>,
     threads: bool,
+    adj: &mut AdjointsVec<f64, Q>,
     out: &mut Swept,
 ) {
     let (n, k) = (xs.len(), seed.directions(ys.len()));
@@ -449,11 +522,10 @@ fn reverse_blocks<const Q: usize>(
             }
         }
     };
-    let mut adj = AdjointsVec::default();
     let may_thread = threads && blocks > 2 && rayon::current_num_threads() > 1;
     let threaded = if blocks > 0 {
         let start = may_thread.then(Instant::now);
-        let (dirs, rows) = reverse_sweep(rec, xs, ys, seed, 0, &mut adj);
+        let (dirs, rows) = reverse_sweep(rec, xs, ys, seed, 0, adj);
         fill(dirs, &rows);
         let took = start.map(|s| s.elapsed()).unwrap_or_default();
         may_thread && worth_threads(took, blocks - 1, threads)
@@ -470,7 +542,7 @@ fn reverse_blocks<const Q: usize>(
         }
     } else {
         for b in 1..blocks {
-            let (dirs, rows) = reverse_sweep(rec, xs, ys, seed, b, &mut adj);
+            let (dirs, rows) = reverse_sweep(rec, xs, ys, seed, b, adj);
             fill(dirs, &rows);
         }
     }

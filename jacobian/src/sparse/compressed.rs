@@ -5,7 +5,7 @@
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
 use crate::lanes::{Eval, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
-use crate::sweeps::check_sizes;
+use crate::sweeps::{Work, check_sizes};
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
 use shared_ops::memory::Reusable;
@@ -27,6 +27,8 @@ pub(crate) struct Compressed {
     pub lanes: usize,
     /// The lanes' input buffer, kept for the next call.
     inputs: Inputs,
+    /// The reverse sweeps' adjoints, kept for the next call.
+    work: Work,
 }
 
 /// The buffers of a one-shot sparse Jacobian wait in the thread's kept buffers
@@ -241,7 +243,7 @@ fn reverse_lanes<const Q: usize>(
     out.value.extend(ys.iter().map(|&y| rec.value(y)));
     out.b.clear();
     out.b.resize(n * k, 0.0);
-    let mut adj = AdjointsVec::default();
+    let adj: &mut AdjointsVec<f64, Q> = out.work.lanes();
     for s in 0..sweeps {
         let lanes = s * Q..((s + 1) * Q).min(k);
         let seeds = Seed::Colours {
@@ -249,7 +251,7 @@ fn reverse_lanes<const Q: usize>(
             count: colours.count,
         }
         .adjoints::<Q>(ys, &lanes);
-        rec.sweep_vec_into(&seeds, &mut adj);
+        rec.sweep_vec_into(&seeds, adj);
         for (j, &x) in xs.iter().enumerate() {
             let a = adj.wrt(x);
             for c in lanes.clone() {

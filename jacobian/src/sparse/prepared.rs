@@ -74,7 +74,10 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
 
     /// As [`new`](Self::new), with explicit options.
     pub fn with_options(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
-        Self::prepare(f, x, options)
+        let mut p = Self::prepare(f, x, options)?;
+        // Kept for the next calls: its memory is this object's own.
+        p.recorded = p.recorded.take().map(Recorded::into_owned);
+        Ok(p)
     }
 
     pub(super) fn prepare(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
@@ -204,7 +207,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         // now (for bundle adjustment, tens of megabytes a prepared object would hold).
         self.recorded = (d.recording)
             .filter(|_| strategy == Strategy::Rows)
-            .map(|(rec, xs, ys)| Recorded { rec, xs, ys });
+            .map(|(rec, xs, ys)| Recorded::for_one_call(rec, xs, ys));
         self.pattern = p;
         self.transpose = transpose;
         self.source = next_source();
@@ -456,11 +459,12 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 let c = self.rows.as_ref().expect("coloured rows");
                 // The detection's recording serves only the point it was made at.
                 let at_x = |r: &Recorded| r.xs.iter().zip(x).all(|(v, &x)| v.value() == x);
-                let r = match self.recorded.take().filter(at_x) {
-                    Some(r) => r,
-                    None => sweeps::record_plain(&self.f, x, Some(m))?,
+                let r = match self.recorded.take() {
+                    Some(r) if at_x(&r) => r,
+                    last => sweeps::record_plain_again(&self.f, x, Some(m), last)?,
                 };
                 compressed::reverse(&r.rec, &r.xs, &r.ys, c, b);
+                self.recorded = Some(r);
                 if check {
                     let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c));
                     gather.read(&b.b, values)

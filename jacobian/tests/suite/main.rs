@@ -13,6 +13,7 @@ mod empty_input;
 mod errors;
 mod hessian;
 mod linalg;
+mod memory;
 mod mode_pairs;
 mod plan;
 mod replay;

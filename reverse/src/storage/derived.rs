@@ -9,6 +9,10 @@ use core::fmt;
 pub(crate) trait Derived: Any + Send + Sync {
     /// Bytes held (capacities), for the cap on kept memory.
     fn capacity_bytes(&self) -> usize;
+    /// Forgets the form when its recording is reset for reuse: its buffers may go to the
+    /// thread's kept ones with the recording's. (Dropped instead, with a recording that is
+    /// freed, the form frees them.)
+    fn recycle(self: Box<Self>) {}
     /// Itself, to be told apart from the other forms by type.
     fn as_any(&self) -> &dyn Any;
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
@@ -45,8 +49,11 @@ impl Forms {
         self.0.is_empty()
     }
 
-    pub fn clear(&mut self) {
-        self.0.clear();
+    /// Forgets every form, recycling it (see [`Derived::recycle`]).
+    pub fn recycle(&mut self) {
+        for f in self.0.drain(..) {
+            f.recycle();
+        }
     }
 
     pub fn capacity_bytes(&self) -> usize {

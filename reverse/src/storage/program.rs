@@ -116,7 +116,7 @@ impl<T: Copy> Program<T> {
         self.rules.clear();
         self.guards.clear();
         self.inputs = 0;
-        self.derived.clear();
+        self.derived.recycle();
     }
 
     /// Number of nodes described.
@@ -129,7 +129,7 @@ impl<T: Copy> Program<T> {
     #[inline]
     fn grow(&mut self) {
         if !self.derived.is_empty() {
-            self.derived.clear();
+            self.derived.recycle();
             self.values.truncate(self.ops.len());
         }
     }

@@ -222,7 +222,28 @@ macro_rules! sweep_methods {
                     tape: 0,
                     adj: memory::take::<Vec<T>>(),
                 };
-                let first = self.seeded_sweep(seeds, &mut adj, false);
+                let out = self.sweep_wrt_with(seeds, xs, &mut adj);
+                memory::give(adj.adj);
+                out
+            }
+
+            /// [`sweep_wrt`](Self::sweep_wrt) with the adjoints of every node computed in
+            /// `work`, a buffer the caller keeps (a prepared object's own): no allocation once
+            /// it is large enough, and nothing taken from the thread's kept buffers. What
+            /// `work` holds afterwards is unspecified.
+            ///
+            /// ```
+            #[doc = $make]
+            /// let mut work = reverse::Adjoints::default();
+            /// assert_eq!(t.sweep_wrt_with(&[(y, 1.0)], &[x], &mut work), vec![4.0]);
+            /// ```
+            pub fn sweep_wrt_with(
+                &self,
+                seeds: &[(Var<T>, T)],
+                xs: &[Var<T>],
+                adj: &mut Adjoints<T>,
+            ) -> Vec<T> {
+                let first = self.seeded_sweep(seeds, adj, false);
                 // Nodes from `first` on may have been left out (inputs never are).
                 let late = |v: &Var<T>| !v.is_constant() && v.index() as usize >= first;
                 let mut any_late = false;
@@ -238,7 +259,6 @@ macro_rules! sweep_methods {
                     let nodes = nodes.map(|(v, o)| (v.index() as usize, o));
                     self.with_data(|d| scalar::left_out(d, &adj.adj, nodes));
                 }
-                memory::give(adj.adj);
                 out
             }
 

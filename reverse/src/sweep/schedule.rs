@@ -86,22 +86,19 @@ pub(crate) struct Schedule {
     bypassed: Vec<u64>,
 }
 
-/// The arrays go back to the thread's buffers (as a tape's do): freed, they could leave the
-/// allocator a free top of the heap to hand back to the system, whose pages the next
-/// recording's schedule then faulted in again (a third of its time, Rosenbrock n = 10⁴).
-impl Drop for Schedule {
-    fn drop(&mut self) {
+impl Derived for Schedule {
+    fn capacity_bytes(&self) -> usize {
+        self.bytes()
+    }
+    /// The large arrays go back to the thread's kept buffers with the recording's own: freed,
+    /// they could leave the allocator a free top of the heap to hand back to the system, whose
+    /// pages the next recording's schedule would then fault in again.
+    fn recycle(mut self: Box<Self>) {
         memory::give(core::mem::take(&mut self.weighted));
         memory::give(core::mem::take(&mut self.edge));
         memory::give(core::mem::take(&mut self.plus));
         memory::give(core::mem::take(&mut self.minus));
         memory::give(core::mem::take(&mut self.bypassed));
-    }
-}
-
-impl Derived for Schedule {
-    fn capacity_bytes(&self) -> usize {
-        self.bytes()
     }
     derived_any!();
 }

@@ -48,6 +48,8 @@ pub use var::Var;
 pub struct Tape<T: Op = f64> {
     id: u64,
     data: NonNull<TapeData<T>>,
+    /// Give the arrays to the thread's kept buffers when done (see [`Recording::free_on_drop`]).
+    pooled: bool,
     /// `!Send` and `!Sync` (the registry is thread-local), and owns a `TapeData<T>`.
     _owns: PhantomData<(TapeData<T>, *const ())>,
 }
@@ -116,10 +118,15 @@ impl<T: Op> Tape<T> {
         let mut data = memory::take::<TapeData<T>>();
         data.reset(keeps);
         data.reserve(nodes);
+        Self::register(data, true)
+    }
+
+    fn register(data: TapeData<T>, pooled: bool) -> Tape<T> {
         let (id, data) = live::open(Box::new(data));
         Tape {
             id,
             data,
+            pooled,
             _owns: PhantomData,
         }
     }
@@ -322,13 +329,17 @@ impl<T: Op> Tape<T> {
         Recording {
             id: me.id,
             data: *live::close(me.id, me.data),
+            pooled: me.pooled,
         }
     }
 }
 
 impl<T: Op> Drop for Tape<T> {
     fn drop(&mut self) {
-        memory::give(*live::close(self.id, self.data));
+        let data = live::close(self.id, self.data);
+        if self.pooled {
+            memory::give(*data);
+        }
     }
 }
 
@@ -353,11 +364,15 @@ impl<T: Op> Drop for Tape<T> {
 pub struct Recording<T: Op = f64> {
     id: u64,
     data: TapeData<T>,
+    /// Give the arrays to the thread's kept buffers when dropped (else free them).
+    pooled: bool,
 }
 
 impl<T: Op> Drop for Recording<T> {
     fn drop(&mut self) {
-        memory::give(core::mem::take(&mut self.data));
+        if self.pooled {
+            memory::give(core::mem::take(&mut self.data));
+        }
     }
 }
 
@@ -370,6 +385,45 @@ impl<T: Op> Recording<T> {
     /// True if nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.data.len() == 0
+    }
+
+    /// This recording, freed when dropped instead of left to the thread's next recording
+    /// (`shared_ops::memory`): for a recording that a long-lived object owns, such as a prepared
+    /// gradient, whose memory is its own.
+    ///
+    /// ```
+    /// use shared_ops::memory;
+    /// memory::release_memory();
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(1.0);
+    /// let _ = x * x;
+    /// drop(tape.finish().free_on_drop());
+    /// assert_eq!(memory::spare_bytes(), 0);
+    /// ```
+    pub fn free_on_drop(mut self) -> Recording<T> {
+        self.pooled = false;
+        self
+    }
+
+    /// A new recording on this thread, in this recording's buffers: its nodes forgotten, its
+    /// capacity and kind (plain, replayable or traced) kept, so that an object that records
+    /// one function again and again allocates nothing. Its `Var`s are invalid from here on.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(1.0);
+    /// let _ = x * x;
+    /// let rec = tape.finish();
+    /// let tape = rec.record_again();
+    /// assert!(tape.is_empty());
+    /// let x = tape.var(3.0);
+    /// assert_eq!(tape.gradient(x * x).wrt(x), 6.0);
+    /// ```
+    pub fn record_again(self) -> Tape<T> {
+        let mut me = ManuallyDrop::new(self);
+        let mut data = core::mem::take(&mut me.data);
+        data.reset(data.keeps());
+        Tape::register(data, me.pooled)
     }
 
     /// Nodes, edges and bytes of the recording.
