@@ -1,13 +1,15 @@
 use crate::chain;
+use crate::convention::{Checked, Convention, Unchecked};
 use crate::pin::pinned;
 use core::fmt;
+use core::marker::PhantomData;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
 
 /// `t` [pinned](crate::pin) in an unchecked dual, untouched in a checked one (see there why).
 #[inline(always)]
-fn pin<T: 'static, const CHECK: bool>(t: T) -> T {
-    if CHECK { t } else { pinned(t) }
+fn pin<T: 'static, C: Convention>(t: T) -> T {
+    if C::CHECK { t } else { pinned(t) }
 }
 
 /// A dual number `primal + tangent·ε` with ε² = 0: the value of an expression and its
@@ -25,15 +27,16 @@ fn pin<T: 'static, const CHECK: bool>(t: T) -> T {
 /// assert_eq!((y.primal, y.tangent), (10.0, 6.0));
 /// ```
 ///
-/// `CHECK` (on by default) is the per-operation test of the structural-zero convention of
-/// [`shared_ops::rules`]: after each operation, a NaN in the tangent sends its products
-/// through one by one, a zero factor contributing zero. `Dual<T, false>` skips it: the same
-/// arithmetic, so the same bits wherever no tangent of the evaluation is NaN, but a `0·∞`
-/// product leaves a NaN instead of a zero. It is for drivers that test the outputs instead,
-/// and evaluate again with `Dual<T>` when an output's tangent is NaN (a NaN reaches every
-/// output that depends on it, since every tangent is a sum of products with its operands'
-/// tangents); `jacobian::jvp` does so. Only a function that reads tangents itself (through
-/// [`Op::has_nan`] or [`Op::is_structural_zero`]) can tell the two apart.
+/// The second parameter is the [`Convention`]: [`Checked`] (the default) tests each operation's
+/// tangent for the structural-zero convention of [`shared_ops::rules`] (after each operation,
+/// a NaN in the tangent sends its products through one by one, a zero factor contributing
+/// zero). `Dual<T, Unchecked>` skips the test: the same arithmetic, so the same bits wherever
+/// no tangent of the evaluation is NaN, but a `0·∞` product leaves a NaN instead of a zero. It
+/// is for drivers that test the outputs instead, and evaluate again with `Dual<T>` when an
+/// output's tangent is NaN (a NaN reaches every output that depends on it, since every tangent
+/// is a sum of products with its operands' tangents); `jacobian::jvp` does so. Only a function
+/// that reads tangents itself (through [`Op::has_nan`] or [`Op::is_structural_zero`]) can tell
+/// the two apart.
 ///
 /// ```
 /// use forward::prelude::*;
@@ -42,16 +45,17 @@ fn pin<T: 'static, const CHECK: bool>(t: T) -> T {
 /// let x = Dual::new(0.0_f64, 1.0);
 /// let y = x.sqrt() * Dual::constant(0.0) + x;
 /// assert_eq!(y.tangent, 1.0);
-/// let x: Dual<f64, false> = Dual { primal: 0.0, tangent: 1.0 };
+/// let x = Dual::unchecked(0.0_f64, 1.0);
 /// let y = x.sqrt() * Dual::constant(0.0) + x;
 /// assert!(y.tangent.is_nan()); // the signal to evaluate again with the test
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Dual<T, const CHECK: bool = true> {
+pub struct Dual<T, C: Convention = Checked> {
     /// The value.
     pub primal: T,
     /// The directional derivative carried along.
     pub tangent: T,
+    convention: PhantomData<C>,
 }
 
 impl<T: Op> Dual<T> {
@@ -63,7 +67,18 @@ impl<T: Op> Dual<T> {
     /// ```
     #[inline(always)]
     pub fn new(primal: T, tangent: T) -> Self {
-        Dual { primal, tangent }
+        Dual::with(primal, tangent)
+    }
+
+    /// A dual of the [`Unchecked`] convention with the given primal and tangent.
+    ///
+    /// ```
+    /// let d = forward::Dual::unchecked(1.0_f64, 2.0);
+    /// assert_eq!((d.primal, d.tangent), (1.0, 2.0));
+    /// ```
+    #[inline(always)]
+    pub fn unchecked(primal: T, tangent: T) -> Dual<T, Unchecked> {
+        Dual::with(primal, tangent)
     }
 
     /// An independent variable: tangent seeded with 1.
@@ -76,22 +91,36 @@ impl<T: Op> Dual<T> {
         Dual {
             primal,
             tangent: T::one(),
+            convention: PhantomData,
+        }
+    }
+}
+
+impl<T, C: Convention> Dual<T, C> {
+    /// A dual of either convention.
+    #[inline(always)]
+    fn with(primal: T, tangent: T) -> Self {
+        Dual {
+            primal,
+            tangent,
+            convention: PhantomData,
         }
     }
 }
 
 /// Lifts a value one nesting level as a constant (zero tangent).
-impl<T: Op, const CHECK: bool> From<T> for Dual<T, CHECK> {
+impl<T: Op, C: Convention> From<T> for Dual<T, C> {
     #[inline(always)]
     fn from(primal: T) -> Self {
         Dual {
             primal,
             tangent: T::zero(),
+            convention: PhantomData,
         }
     }
 }
 
-impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
+impl<T: Op, C: Convention> Op for Dual<T, C> {
     #[inline(always)]
     fn has_nan(&self) -> bool {
         self.primal.has_nan() || self.tangent.has_nan()
@@ -116,14 +145,15 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
     /// product (a checked dual's `0·∞` is 0).
     #[inline(always)]
     fn scale(self, c: f64) -> Self {
-        let tangent = if !CHECK || (c != 0.0 && c.is_finite()) {
+        let tangent = if !C::CHECK || (c != 0.0 && c.is_finite()) {
             self.tangent.scale(c)
         } else {
             chain(false, [T::constant(c)], [self.tangent])
         };
         Dual {
             primal: self.primal.scale(c),
-            tangent: pin::<_, CHECK>(tangent),
+            tangent: pin::<_, C>(tangent),
+            convention: PhantomData,
         }
     }
     #[inline(always)]
@@ -131,13 +161,15 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         Dual {
             primal: self.primal.shift(c),
             tangent: self.tangent,
+            convention: PhantomData,
         }
     }
     #[inline(always)]
     fn sub_from(self, c: f64) -> Self {
         Dual {
             primal: self.primal.sub_from(c),
-            tangent: pin::<_, CHECK>(-self.tangent),
+            tangent: pin::<_, C>(-self.tangent),
+            convention: PhantomData,
         }
     }
     #[inline(always)]
@@ -145,7 +177,8 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         let (v, d) = rule.eval(self.primal);
         Dual {
             primal: v,
-            tangent: pin::<_, CHECK>(chain(R::UNIT_PARTIALS || !CHECK, [d], [self.tangent])),
+            tangent: pin::<_, C>(chain(R::UNIT_PARTIALS || !C::CHECK, [d], [self.tangent])),
+            convention: PhantomData,
         }
     }
     #[inline(always)]
@@ -153,35 +186,41 @@ impl<T: Op, const CHECK: bool> Op for Dual<T, CHECK> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: pin::<_, CHECK>(chain(
-                R::UNIT_PARTIALS || !CHECK,
+            tangent: pin::<_, C>(chain(
+                R::UNIT_PARTIALS || !C::CHECK,
                 [da, db],
                 [self.tangent, other.tangent],
             )),
+            convention: PhantomData,
         }
     }
 }
 
-impl<T: Op, const CHECK: bool> Dual<T, CHECK> {
+impl<T: Op, C: Convention> Dual<T, C> {
     /// The fused multiply-add rule (`Float::mul_add` calls it).
     #[inline(always)]
     fn fused_mul_add(self, a: Self, b: Self) -> Self {
         let (v, [da, db, dc]) = rules::mul_add(self.primal, a.primal, b.primal);
-        let tangent = chain(!CHECK, [da, db, dc], [self.tangent, a.tangent, b.tangent]);
+        let tangent = chain(
+            !C::CHECK,
+            [da, db, dc],
+            [self.tangent, a.tangent, b.tangent],
+        );
         Dual {
             primal: v,
-            tangent: pin::<_, CHECK>(tangent),
+            tangent: pin::<_, C>(tangent),
+            convention: PhantomData,
         }
     }
 }
 
 shared_ops::impl_float_via_rules!(
-    impl [T: Op, const CHECK: bool] for Dual<T, CHECK>, inner T, primal |s| s.primal
+    impl [T: Op, C: Convention] for Dual<T, C>, inner T, primal |s| s.primal
 );
 #[cfg(feature = "nalgebra")]
-shared_ops::impl_real_field!(impl [T: Op, const CHECK: bool] for Dual<T, CHECK>);
+shared_ops::impl_real_field!(impl [T: Op, C: Convention] for Dual<T, C>);
 
-impl<T: Op, const CHECK: bool> Zero for Dual<T, CHECK> {
+impl<T: Op, C: Convention> Zero for Dual<T, C> {
     #[inline(always)]
     fn zero() -> Self {
         Dual::from(T::zero())
@@ -194,14 +233,14 @@ impl<T: Op, const CHECK: bool> Zero for Dual<T, CHECK> {
     }
 }
 
-impl<T: Op, const CHECK: bool> One for Dual<T, CHECK> {
+impl<T: Op, C: Convention> One for Dual<T, C> {
     #[inline(always)]
     fn one() -> Self {
         Dual::from(T::one())
     }
 }
 
-impl<T: Op, const CHECK: bool> fmt::Display for Dual<T, CHECK> {
+impl<T: Op, C: Convention> fmt::Display for Dual<T, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} + {}ε", self.primal, self.tangent)
     }

@@ -51,12 +51,14 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod convention;
 mod drivers;
 mod dual;
 mod dual_vec;
 mod pin;
 mod taylor;
 
+pub use convention::{Checked, Convention, Unchecked};
 pub use drivers::{derivative, gradient, jacobian_rows, jvp, taylor};
 pub use dual::Dual;
 pub use dual_vec::DualVec;

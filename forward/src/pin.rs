@@ -9,7 +9,7 @@
 //! duals went from 2.23× f to 1.93× (scratch program, minima, n = 100 to 10 000) and
 //! `jacobian::jvp` at n = 1 000 from 2.61× to 2.33× (criterion, see the README).
 //!
-//! Only unchecked duals (`Dual<_, false>`, the type `jacobian::jvp` sweeps with) are pinned.
+//! Only unchecked duals (`Dual<_, Unchecked>`, the type `jacobian::jvp` sweeps with) are pinned.
 //! Checked ones, nested duals among them, keep the packing: an outer operation does the same
 //! to both halves of an inner dual, so there the vectoriser's match pays. Pinning them too made
 //! the `taylor` bench's nested duals 8–24% slower.

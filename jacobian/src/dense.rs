@@ -168,7 +168,7 @@ pub fn gradient<F: Function>(f: &F, x: &[f64]) -> Result<(f64, Vec<f64>), Error>
 
 /// `(f(x), J·v)`: a Jacobian-vector product in one forward sweep.
 ///
-/// The sweep runs on `forward::Dual<f64, false>`, without the per-operation NaN test of the
+/// The sweep runs on `forward::Dual<f64, Unchecked>`, without the per-operation NaN test of the
 /// structural-zero convention; if a tangent of the result is NaN, it runs again on
 /// `forward::Dual<f64>`, with the test, and that result is returned. Either way the result is
 /// the convention's, bit for bit (a `0·∞` NaN reaches every output that depends on it). A

@@ -2,7 +2,7 @@
 //! sweeps; either split across threads when the work is large enough to pay for them.
 
 use crate::lanes::{self, Inputs, Seed, SyncEval, by_lanes};
-use forward::{Dual, DualVec};
+use forward::{Dual, DualVec, Unchecked};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use reverse::{Adjoints, AdjointsVec, Recording, Tape, TapeStats, Var};
@@ -114,11 +114,11 @@ fn length_changed(expected: usize, found: usize, during: String) -> Error {
 pub(crate) fn on_kept_duals<R>(
     x: &[f64],
     v: &[f64],
-    eval: impl FnOnce(&[Dual<f64, false>]) -> R,
+    eval: impl FnOnce(&[Dual<f64, Unchecked>]) -> R,
 ) -> R {
     const LINE: usize = 64;
-    const PER_LINE: usize = LINE / size_of::<Dual<f64, false>>();
-    let mut xs: Vec<Dual<f64, false>> = memory::take();
+    const PER_LINE: usize = LINE / size_of::<Dual<f64, Unchecked>>();
+    let mut xs: Vec<Dual<f64, Unchecked>> = memory::take();
     xs.reserve(x.len() + PER_LINE - 1);
     // `usize::MAX` where no whole number of duals reaches a line; then any skip is as good.
     let skip = xs.as_ptr().align_offset(LINE).min(PER_LINE - 1);
@@ -132,11 +132,11 @@ pub(crate) fn on_kept_duals<R>(
 /// Appends the duals `(xᵢ, vᵢ)` to `xs`: with AVX2 where the CPU has it (32-byte stores, two
 /// duals each: SSE2's 16-byte stores bound the loop at one dual per cycle).
 #[inline]
-fn write_duals(xs: &mut Vec<Dual<f64, false>>, x: &[f64], v: &[f64]) {
+fn write_duals(xs: &mut Vec<Dual<f64, Unchecked>>, x: &[f64], v: &[f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         #[target_feature(enable = "avx2")]
-        fn wide(xs: &mut Vec<Dual<f64, false>>, x: &[f64], v: &[f64]) {
+        fn wide(xs: &mut Vec<Dual<f64, Unchecked>>, x: &[f64], v: &[f64]) {
             append_duals(xs, x, v);
         }
         // SAFETY: `wide` needs AVX2, and the CPU has it (tested just above).
@@ -147,8 +147,8 @@ fn write_duals(xs: &mut Vec<Dual<f64, false>>, x: &[f64], v: &[f64]) {
 }
 
 #[inline(always)]
-fn append_duals(xs: &mut Vec<Dual<f64, false>>, x: &[f64], v: &[f64]) {
-    xs.extend((x.iter().zip(v)).map(|(&primal, &tangent)| Dual { primal, tangent }));
+fn append_duals(xs: &mut Vec<Dual<f64, Unchecked>>, x: &[f64], v: &[f64]) {
+    xs.extend((x.iter().zip(v)).map(|(&primal, &tangent)| Dual::unchecked(primal, tangent)));
 }
 
 /// Adjoints per reverse sweep for m outputs: [`chunk_lanes`](lanes::chunk_lanes).

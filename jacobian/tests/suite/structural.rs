@@ -106,8 +106,8 @@ fn jvp_as_checked<F: Function + Sync>(f: &F, x: &[f64], v: &[f64]) -> (Vec<f64>,
     for (a, b) in jv.iter().zip(&jv_checked) {
         assert!(same(a, b), "J·v {a} against the checked sweep's {b}");
     }
-    let unchecked: Vec<forward::Dual<f64, false>> = (x.iter().zip(v))
-        .map(|(&primal, &tangent)| forward::Dual { primal, tangent })
+    let unchecked: Vec<forward::Dual<f64, forward::Unchecked>> = (x.iter().zip(v))
+        .map(|(&primal, &tangent)| forward::Dual::unchecked(primal, tangent))
         .collect();
     let nan = f.eval(&unchecked).iter().any(|y| y.tangent.is_nan());
     (jv, nan)
