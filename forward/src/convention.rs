@@ -1,11 +1,8 @@
 //! How a [`Dual`](crate::Dual) applies the structural-zero convention of
 //! [`shared_ops::rules`]: [`Checked`] (the default) or [`Unchecked`].
 
-/// The structural-zero convention of a dual: [`Checked`] or [`Unchecked`]. Sealed: the two are
-/// all there is.
-pub trait Convention:
-    sealed::Sealed + Copy + Default + core::fmt::Debug + Send + Sync + 'static
-{
+/// The structural-zero convention of a dual: [`Checked`] or [`Unchecked`].
+pub trait Convention: Copy + Default + core::fmt::Debug + Send + Sync + 'static {
     /// Whether each operation tests its tangent for a NaN and then takes its products one by
     /// one, a zero factor contributing zero.
     const CHECK: bool;
@@ -39,10 +36,4 @@ impl Convention for Checked {
 
 impl Convention for Unchecked {
     const CHECK: bool = false;
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::Checked {}
-    impl Sealed for super::Unchecked {}
 }

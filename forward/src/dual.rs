@@ -1,16 +1,9 @@
 use crate::chain;
 use crate::convention::{Checked, Convention, Unchecked};
-use crate::pin::pinned;
 use core::fmt;
 use core::marker::PhantomData;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
-
-/// `t` [pinned](crate::pin) in an unchecked dual, untouched in a checked one (see there why).
-#[inline(always)]
-fn pin<T: 'static, C: Convention>(t: T) -> T {
-    if C::CHECK { t } else { pinned(t) }
-}
 
 /// A dual number `primal + tangent·ε` with ε² = 0: the value of an expression and its
 /// directional derivative, carried together through every operation.
@@ -152,7 +145,7 @@ impl<T: Op, C: Convention> Op for Dual<T, C> {
         };
         Dual {
             primal: self.primal.scale(c),
-            tangent: pin::<_, C>(tangent),
+            tangent,
             convention: PhantomData,
         }
     }
@@ -168,7 +161,7 @@ impl<T: Op, C: Convention> Op for Dual<T, C> {
     fn sub_from(self, c: f64) -> Self {
         Dual {
             primal: self.primal.sub_from(c),
-            tangent: pin::<_, C>(-self.tangent),
+            tangent: -self.tangent,
             convention: PhantomData,
         }
     }
@@ -177,7 +170,7 @@ impl<T: Op, C: Convention> Op for Dual<T, C> {
         let (v, d) = rule.eval(self.primal);
         Dual {
             primal: v,
-            tangent: pin::<_, C>(chain(R::UNIT_PARTIALS || !C::CHECK, [d], [self.tangent])),
+            tangent: chain(R::UNIT_PARTIALS || !C::CHECK, [d], [self.tangent]),
             convention: PhantomData,
         }
     }
@@ -186,11 +179,11 @@ impl<T: Op, C: Convention> Op for Dual<T, C> {
         let (v, da, db) = rule.eval(self.primal, other.primal);
         Dual {
             primal: v,
-            tangent: pin::<_, C>(chain(
+            tangent: chain(
                 R::UNIT_PARTIALS || !C::CHECK,
                 [da, db],
                 [self.tangent, other.tangent],
-            )),
+            ),
             convention: PhantomData,
         }
     }
@@ -208,7 +201,7 @@ impl<T: Op, C: Convention> Dual<T, C> {
         );
         Dual {
             primal: v,
-            tangent: pin::<_, C>(tangent),
+            tangent,
             convention: PhantomData,
         }
     }

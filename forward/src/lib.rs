@@ -55,7 +55,6 @@ mod convention;
 mod drivers;
 mod dual;
 mod dual_vec;
-mod pin;
 mod taylor;
 
 pub use convention::{Checked, Convention, Unchecked};

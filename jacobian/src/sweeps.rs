@@ -129,25 +129,9 @@ pub(crate) fn on_kept_duals<R>(
     out
 }
 
-/// Appends the duals `(xᵢ, vᵢ)` to `xs`: with AVX2 where the CPU has it (32-byte stores, two
-/// duals each: SSE2's 16-byte stores bound the loop at one dual per cycle).
-#[inline]
-fn write_duals(xs: &mut Vec<Dual<f64, Unchecked>>, x: &[f64], v: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        #[target_feature(enable = "avx2")]
-        fn wide(xs: &mut Vec<Dual<f64, Unchecked>>, x: &[f64], v: &[f64]) {
-            append_duals(xs, x, v);
-        }
-        // SAFETY: `wide` needs AVX2, and the CPU has it (tested just above).
-        #[allow(unsafe_code)]
-        return unsafe { wide(xs, x, v) };
-    }
-    append_duals(xs, x, v);
-}
-
+/// Appends the duals `(xᵢ, vᵢ)` to `xs`.
 #[inline(always)]
-fn append_duals(xs: &mut Vec<Dual<f64, Unchecked>>, x: &[f64], v: &[f64]) {
+fn write_duals(xs: &mut Vec<Dual<f64, Unchecked>>, x: &[f64], v: &[f64]) {
     xs.extend((x.iter().zip(v)).map(|(&primal, &tangent)| Dual::unchecked(primal, tangent)));
 }
 

@@ -4,162 +4,27 @@
 use super::{D4, orders4, seed4};
 use forward::taylor;
 use proptest::prelude::*;
-use shared_ops::Op;
-use shared_ops::rules::{Relu, Sigmoid};
+use shared_ops::Function;
+use test_support::{Binary, Outputs, Program, Shape, Unary, input, programs};
 
-/// One instruction of a generated program; operands index earlier values.
-#[derive(Clone, Debug)]
-enum Instr {
-    Unary(usize, usize),
-    Binary(usize, usize, usize),
-    MulAdd(usize, usize, usize),
-}
-
-const UNARY: usize = 37;
-const BINARY: usize = 11;
-
-/// A random Wengert list over `n` inputs. Arguments that would leave a function's domain, or
-/// come near a singularity of it (where both modes lose digits, differently, the more the higher
-/// the order), are squashed into it through `sin` first; so are those of `tanh` and the sigmoid, whose rules'
-/// derivatives 1 − y² and y(1 − y) cancel where they saturate (both modes then lose digits,
-/// differently). The kinks (`abs`, `max`, `relu`, `floor`, …) are not squashed.
-#[derive(Clone, Debug)]
-struct Program {
-    n: usize,
-    instrs: Vec<Instr>,
-}
-
-fn k<T: Op>(c: f64) -> T {
-    T::constant(c)
-}
-
-impl Program {
-    /// The last two values computed.
-    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        let v = self.values(x);
-        v[v.len() - 2..].to_vec()
-    }
-
-    /// Which values the last two depend on (those two included).
-    fn live(&self) -> Vec<bool> {
-        let len = self.n + self.instrs.len();
-        let mut live = vec![false; len];
-        live[len - 2..].fill(true);
-        for (i, ins) in self.instrs.iter().enumerate().rev() {
-            if live[self.n + i] {
-                let operands = match *ins {
-                    Instr::Unary(_, a) => [a, a, a],
-                    Instr::Binary(_, a, b) => [a, b, b],
-                    Instr::MulAdd(a, b, c) => [a, b, c],
-                };
-                for k in operands {
-                    live[k] = true;
-                }
-            }
-        }
-        live
-    }
-
-    /// Every value: the inputs, then each instruction's result.
-    fn values<T: Op>(&self, x: &[T]) -> Vec<T> {
-        let mut v: Vec<T> = x.to_vec();
-        for ins in &self.instrs {
-            let y = match *ins {
-                Instr::Unary(op, a) => {
-                    let u = v[a];
-                    let s = u.sin();
-                    match op {
-                        0 => -u,
-                        1 => (k::<T>(1.5) + s).recip(),
-                        2 => (k::<T>(1.2) + s).sqrt(),
-                        3 => (s - k::<T>(2.0)).cbrt(),
-                        4 => s.exp(),
-                        5 => s.exp2(),
-                        6 => s.exp_m1(),
-                        7 => (k::<T>(1.5) + s).ln(),
-                        8 => (k::<T>(1.5) + s).log2(),
-                        9 => (k::<T>(1.5) + s).log10(),
-                        10 => (k::<T>(0.5) * s).ln_1p(),
-                        11 => u.sin(),
-                        12 => u.cos(),
-                        13 => s.tan(),
-                        14 => (k::<T>(0.9) * s).asin(),
-                        15 => (k::<T>(0.9) * s).acos(),
-                        16 => u.atan(),
-                        17 => s.sinh(),
-                        18 => s.cosh(),
-                        19 => (s + s).tanh(),
-                        20 => u.asinh(),
-                        21 => (k::<T>(2.5) + s).acosh(),
-                        22 => (k::<T>(0.9) * s).atanh(),
-                        23 => u.abs(),
-                        24 => u.floor(),
-                        25 => u.ceil(),
-                        26 => u.round(),
-                        27 => u.trunc(),
-                        28 => u.signum(),
-                        29 => u.fract(),
-                        30 => (s + s).apply1(Sigmoid),
-                        31 => u.apply1(Relu),
-                        32 => u.powi(2),
-                        33 => u.powi(3),
-                        34 => (k::<T>(1.5) + s).powi(-2),
-                        35 => u.powi(0),
-                        _ => u.powi(1),
-                    }
-                }
-                Instr::Binary(op, a, b) => {
-                    let (p, q) = (v[a], v[b]);
-                    let (sp, sq) = (p.sin(), q.sin());
-                    match op {
-                        0 => p + q,
-                        1 => p - q,
-                        2 => p * q,
-                        3 => p / (k::<T>(1.5) + sq),
-                        4 => (k::<T>(1.5) + sp).powf(sq),
-                        5 => (k::<T>(1.5) + sp).log(k::<T>(2.5) + sq),
-                        6 => p.atan2(k::<T>(1.5) + sq),
-                        7 => p.hypot(k::<T>(1.0) + q * q), // away from the origin's kink
-                        8 => p.max(q),
-                        9 => p.min(q),
-                        _ => (k::<T>(2.0) + sp) % (k::<T>(0.5) + sq * sq),
-                    }
-                }
-                Instr::MulAdd(a, b, c) => v[a].mul_add(v[b], v[c]),
-            };
-            v.push(y);
-        }
-        v
-    }
-}
-
-/// An input or direction entry: mostly random, sometimes exactly 0 or ±1 (kinks and ties).
-fn entry() -> impl Strategy<Value = f64> {
-    prop_oneof![6 => -2.0..2.0_f64, 1 => Just(0.0), 1 => Just(1.0), 1 => Just(-1.0)]
-}
-
-/// Programs of 2–3 inputs and 1–12 instructions, a point and a direction.
+/// Programs of 2–3 inputs and 1–11 instructions over every rule (kinks and jumps included),
+/// returning their last two values, with a point and a direction.
 fn program() -> impl Strategy<Value = (Program, Vec<f64>, Vec<f64>)> {
-    let instr = (0..3usize, 0..UNARY, 0..BINARY, any::<[u32; 3]>());
-    (2..=3usize, prop::collection::vec(instr, 1..12)).prop_flat_map(|(n, raw)| {
-        let instrs = raw
-            .iter()
-            .enumerate()
-            .map(|(i, &(kind, u, b, r))| {
-                let len = (n + i) as u32;
-                let [a, bb, c] = r.map(|r| (r % len) as usize);
-                match kind {
-                    0 => Instr::Unary(u, a),
-                    1 => Instr::Binary(b, a, bb),
-                    _ => Instr::MulAdd(a, bb, c),
-                }
-            })
-            .collect();
-        let p = Program { n, instrs };
+    let shape = Shape {
+        inputs: 2..=3,
+        instrs: 1..12,
+        unary: Unary::TAYLOR,
+        binary: Binary::ALL,
+        nary: false,
+        recent: false,
+        outputs: Outputs::LastTwo,
+    };
+    programs(shape).prop_flat_map(|p| {
+        let n = p.n;
         (
             Just(p),
-            prop::collection::vec(entry(), n),
-            prop::collection::vec(entry(), n),
+            prop::collection::vec(input(), n),
+            prop::collection::vec(input(), n),
         )
     })
 }

@@ -99,33 +99,6 @@ impl Pattern {
         Ok(Pattern::from_csr(cols, offsets, indices))
     }
 
-    /// A pattern from a trace's compressed rows, without nalgebra's validation (4% of a
-    /// 100×100 grid's one-shot Jacobian, perf). Each row is an arena set or a set held in a
-    /// tracer: strictly increasing input indices, below `cols` (the trace's n).
-    pub(crate) fn from_traced(cols: usize, offsets: Vec<usize>, indices: Vec<usize>) -> Pattern {
-        let rows = offsets.len() - 1;
-        debug_assert!(
-            SparsityPattern::try_from_offsets_and_indices(
-                rows,
-                cols,
-                offsets.clone(),
-                indices.clone()
-            )
-            .is_ok(),
-            "a trace's rows, sorted and in range"
-        );
-        // SAFETY: nalgebra-sparse asks for offsets that increase from 0 to indices.len() (the
-        // trace pushes 0, then indices.len() after each row; it asserts the ends itself) and
-        // strictly increasing indices in each row, below `cols`: the arena merges sorted sets
-        // of inputs, and a held set keeps its inputs sorted, every one an input's index below
-        // n. The debug assertion checks this in every test.
-        #[allow(unsafe_code)]
-        let pattern = unsafe {
-            SparsityPattern::from_offset_and_indices_unchecked(rows, cols, offsets, indices)
-        };
-        Pattern(pattern)
-    }
-
     /// A pattern from compressed rows that are sorted and in range (made by this crate).
     pub(crate) fn from_csr(cols: usize, offsets: Vec<usize>, indices: Vec<usize>) -> Pattern {
         let rows = offsets.len() - 1;

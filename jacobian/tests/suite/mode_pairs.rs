@@ -5,7 +5,7 @@
 //! 1e-10 of the largest term (they round differently, and cancelling terms magnify it), and
 //! with central differences of the gradient where those can be trusted.
 
-use crate::common::{Instr, Program, program, rel_close};
+use crate::common::{Binary, Instr, Program, Unary, program, rel_close};
 use forward::Dual;
 use jacobian::{Function, Op};
 use proptest::prelude::*;
@@ -245,10 +245,10 @@ fn helpers_give_a_known_hessian() {
     let p = Program {
         n: 2,
         instrs: vec![
-            Instr::Binary(2, 0, 1),
-            Instr::Binary(2, 2, 0),
-            Instr::Unary(13, 2),
-            Instr::Binary(0, 3, 4),
+            Instr::Binary(Binary::Mul, 0, 1),
+            Instr::Binary(Binary::Mul, 2, 0),
+            Instr::Unary(Unary::Sin, 2),
+            Instr::Binary(Binary::Add, 3, 4),
         ],
         outputs: vec![5],
     };
@@ -285,7 +285,7 @@ fn helpers_give_a_known_hessian() {
 fn powf_mixed_second_derivative_at_zero_exponent() {
     let p = Program {
         n: 2,
-        instrs: vec![Instr::Binary(4, 0, 1)], // (1.5 + sin x₀)^(sin x₁)
+        instrs: vec![Instr::Binary(Binary::Powf, 0, 1)], // (1.5 + sin x₀)^(sin x₁)
         outputs: vec![2],
     };
     // At x = (0, 0): a = 1.5, b = 0, and a' = b' = 1, so H₀₁ = H₁₀ = 1/1.5.

@@ -19,8 +19,7 @@
 //! terms, a layer's units): each node's operands, first edge and own index are the last one's
 //! plus a constant step. A *run* of at least [`RUN`](runs::RUN) such nodes is a group of its
 //! own with its step ([`Group::step`]); its loop computes each node's indices instead of
-//! loading them and checks the run's two ends against the arrays instead of every index, since
-//! an index that steps evenly lies between its first and last values.
+//! loading them.
 
 use super::error::ReplayError;
 use crate::storage::derived::{Derived, derived_any};
@@ -382,7 +381,7 @@ mod tests {
 
     /// Rosenbrock's terms side by side: each of a window's groups is one run (the first term
     /// that a window cuts makes groups of one node of its own), and every run's stored codes
-    /// are its first plus its step, as the unchecked loops of `eval` assume.
+    /// are its first plus its step, as the loops of `eval` assume.
     #[test]
     fn a_loop_is_compiled_into_runs_whose_codes_follow_their_step() {
         let (rec, _, _) = crate::testing::rosenbrock_replayed(1000);

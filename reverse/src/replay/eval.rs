@@ -79,7 +79,6 @@ fn prepare<T: Op>(
 }
 
 /// The pass itself: group by group, each a loop over its nodes with the kernel inlined.
-#[allow(unsafe_code)]
 fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T]) {
     let n = p.len();
     let partial = d.partials_mut();
@@ -94,38 +93,26 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
     }
     for g in &c.groups {
         let nodes = &c.code[g.start as usize..g.end as usize];
+        // The kernels read operands with `get!` and write values and partials with `set!`.
+        #[allow(unused_macros)] // by the kernels with operands only
+        macro_rules! get {
+            ($i:expr) => {
+                values[$i]
+            };
+        }
+        macro_rules! set {
+            ($s:ident[$i:expr] = $x:expr) => {
+                $s[$i] = $x
+            };
+        }
         // Evaluates `$value` for each node of the group, with `$a`, `$b`, `$e` its operands
-        // and first edge, and stores it. The kernels read operands with `get!` and write
-        // values and partials with `set!`; `$width` is how many partials from `$e` on they
-        // write that way.
+        // and first edge, and stores it.
         macro_rules! each {
-            ($width:expr, |$a:ident, $b:ident, $e:ident| $value:expr) => {{
+            (|$a:ident, $b:ident, $e:ident| $value:expr) => {{
                 match g.step {
                     // A run with one step (see `Group::step`): each node's code is the one
-                    // before plus the step, computed instead of loaded, and no index is
-                    // checked: the check of the run's ends covers it. Together about a fifth
-                    // of the time of Rosenbrock's re-evaluation; either alone, 2% or 5%.
-                    Some(step)
-                        if run_in_bounds(nodes, step, values.len(), partial.len(), $width) =>
-                    {
-                        // SAFETY: `get!` reads `$a` or `$b`, `set!` writes `values[node]` or
-                        // `partial[$e + k]` with k < `$width`, of codes from `nodes[0]` on,
-                        // each the one before plus `step`. `Compiled` makes a run only where
-                        // its stored codes are that sequence (`with_runs`, checked by the
-                        // debug assertion below in every test), so each part of each code
-                        // lies between its values in the run's first and last codes, which
-                        // `run_in_bounds` found within `values` and `partial`.
-                        #[allow(unused_macros)] // by the kernels with operands only
-                        macro_rules! get {
-                            ($i:expr) => {
-                                unsafe { *values.get_unchecked($i) }
-                            };
-                        }
-                        macro_rules! set {
-                            ($s:ident[$i:expr] = $x:expr) => {
-                                unsafe { *$s.get_unchecked_mut($i) = $x }
-                            };
-                        }
+                    // before plus the step, computed instead of loaded.
+                    Some(step) if run_agrees(nodes, step) => {
                         let mut code = nodes[0];
                         let mut k = 0;
                         macro_rules! next {
@@ -150,20 +137,8 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                         let _ = k;
                     }
                     _ => {
-                        #[allow(unused_macros)] // by the kernels with operands only
-                        macro_rules! get {
-                            ($i:expr) => {
-                                values[$i]
-                            };
-                        }
-                        macro_rules! set {
-                            ($s:ident[$i:expr] = $x:expr) => {
-                                $s[$i] = $x
-                            };
-                        }
                         // Four at a time: the nodes of a group are independent, and the loop's
-                        // own instructions were a fifth of a node's (about 5% of the time on
-                        // Rosenbrock).
+                        // own instructions were a large share of a node's.
                         let mut quads = nodes.chunks_exact(4);
                         for q in &mut quads {
                             for k in q {
@@ -184,16 +159,13 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
         // A two-argument rule whose form is known here: the unused partials fold away.
         macro_rules! rule {
             ($rule:ident, $($slot:ident),*) => {
-                each!(rule!(@width $($slot),*), |a, b, e| {
+                each!(|a, b, e| {
                     let (v, da, db) = $rule.eval(get!(a), get!(b));
                     let _ = (da, db, e);
                     rule!(@write e, da, db; $($slot),*);
                     v
                 })
             };
-            (@width) => { 0 };
-            (@width first, second) => { 2 };
-            (@width $slot:ident) => { 1 };
             (@write $e:ident, $da:ident, $db:ident; ) => {};
             (@write $e:ident, $da:ident, $db:ident; first) => { set!(partial[$e] = $da) };
             (@write $e:ident, $da:ident, $db:ident; second) => { set!(partial[$e] = $db) };
@@ -211,7 +183,7 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
             Kernel::Sub => rule!(Sub,),
             Kernel::AddSame => rule!(Add, same),
             Kernel::SubSame => rule!(Sub, same),
-            Kernel::Neg => each!(0, |a, _b, _e| Neg.eval(get!(a)).0),
+            Kernel::Neg => each!(|a, _b, _e| Neg.eval(get!(a)).0),
             Kernel::MulFirst => rule!(Mul, first),
             Kernel::MulSecond => rule!(Mul, second),
             Kernel::MulSame => rule!(Mul, same),
@@ -219,17 +191,17 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
             Kernel::DivFirst => rule!(Div, first),
             Kernel::DivSecond => rule!(Div, second),
             Kernel::DivBoth => rule!(Div, first, second),
-            Kernel::Unary => each!(0, |a, b, e| {
+            Kernel::Unary => each!(|a, b, e| {
                 let (v, dv) = unary(op, b as u32, get!(a));
                 write(partial, e, form, dv, dv);
                 v
             }),
-            Kernel::Binary => each!(0, |a, b, e| {
+            Kernel::Binary => each!(|a, b, e| {
                 let (v, da, db) = binary(op, get!(a), get!(b));
                 write(partial, e, form, da, db);
                 v
             }),
-            Kernel::Sum => each!(0, |a, b, _e| {
+            Kernel::Sum => each!(|a, b, _e| {
                 let args = &c.args[a..a + b];
                 let mut s = values[args[0] as usize];
                 for &r in &args[1..] {
@@ -237,7 +209,7 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                 }
                 s
             }),
-            Kernel::Dot => each!(0, |a, b, e| {
+            Kernel::Dot => each!(|a, b, e| {
                 let args = &c.args[a..a + b];
                 let mut s = T::zero();
                 let mut e = e;
@@ -258,7 +230,7 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                 }
                 s
             }),
-            Kernel::MulAdd => each!(0, |a, _b, e| {
+            Kernel::MulAdd => each!(|a, _b, e| {
                 let [p, q, r] = [c.args[a], c.args[a + 1], c.args[a + 2]];
                 let (v, ds) = mul_add(values[p as usize], values[q as usize], values[r as usize]);
                 let mut e = e;
@@ -271,12 +243,12 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                 v
             }),
             Kernel::Custom => match &p.rules[g.rule as usize].eval {
-                RuleFn::Unary(f) => each!(0, |a, _b, e| {
+                RuleFn::Unary(f) => each!(|a, _b, e| {
                     let (v, dv) = f(get!(a));
                     write(partial, e, form, dv, dv);
                     v
                 }),
-                RuleFn::Binary(f) => each!(0, |a, b, e| {
+                RuleFn::Binary(f) => each!(|a, b, e| {
                     let (v, da, db) = f(get!(a), get!(b));
                     write(partial, e, form, da, db);
                     v
@@ -286,30 +258,17 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
     }
 }
 
-/// Whether each of `run`'s nodes reads operands `(a, b)` within `values` and writes its node
-/// within `values` and `width` partials from `e` on within `partials` (`e` is another array's
-/// index where a node writes no partial), given that each part of its codes steps by one
-/// amount: each then lies between its first and last values.
-///
-/// The run's last code is checked to be its first plus its steps first (the construction of
-/// the run, which the loop relies on, checked where it is used; a run that failed it would be
-/// evaluated from its stored codes).
-fn run_in_bounds(run: &[Code], step: Code, values: usize, partials: usize, width: usize) -> bool {
+/// Whether a run's last code is its first plus its steps: the construction of the run, which
+/// its loop relies on, checked where it is used (a run that failed it would be evaluated from
+/// its stored codes).
+fn run_agrees(run: &[Code], step: Code) -> bool {
     let last = run[0].add_times(step, run.len() - 1);
     debug_assert_eq!(
         last,
         run[run.len() - 1],
         "a run's last code not its first plus its steps"
     );
-    if last != run[run.len() - 1] {
-        return false;
-    }
-    let (first, last) = (run[0].parts(), run[run.len() - 1].parts());
-    let top = |x: usize, y: usize| x.max(y);
-    top(first.0, last.0) < values
-        && top(first.1, last.1) < values
-        && top(first.3, last.3) < values
-        && (width == 0 || top(first.2, last.2) + width <= partials)
+    last == run[run.len() - 1]
 }
 
 /// Writes a node's partials where its form says.

@@ -6,140 +6,23 @@
 use forward::Dual;
 use proptest::prelude::*;
 use reverse::{Float, Op, Tape, Var};
+use test_support::{Binary, Outputs, Program, Shape, Unary, programs};
 
-/// One instruction of a small generated program; operands index earlier values.
-#[derive(Clone, Debug)]
-enum Instr {
-    Unary(usize, usize),
-    Binary(usize, usize, usize),
-    MulAdd(usize, usize, usize),
-    /// An n-ary sum of earlier values (one node on a tape).
-    Sum(Vec<usize>),
-    /// A dot product of two lists of earlier values (one node on a tape).
-    Dot(Vec<usize>, Vec<usize>),
-}
-
-const UNARY: usize = 14;
-const BINARY: usize = 9;
-
-/// A random expression DAG over `n` inputs; the last value is the output. Arguments that would
-/// leave a function's domain are squashed into it through `sin`, as in the jacobian crate's
-/// generator.
-#[derive(Clone, Debug)]
-struct Program {
-    n: usize,
-    instrs: Vec<Instr>,
-}
-
-fn k<T: Op>(c: f64) -> T {
-    T::constant(c)
-}
-
-impl Program {
-    fn eval<T: Op>(&self, x: &[T]) -> T {
-        assert_eq!(x.len(), self.n);
-        let mut v: Vec<T> = x.to_vec();
-        for ins in &self.instrs {
-            let y = match ins {
-                &Instr::Unary(op, a) => {
-                    let u = v[a];
-                    let s = u.sin();
-                    match op {
-                        0 => -u,
-                        1 => (k::<T>(1.5) + s).recip(),
-                        2 => u.powi(3),
-                        3 => (k::<T>(1.2) + s).sqrt(),
-                        4 => (s + s).exp(),
-                        5 => (k::<T>(1.5) + s).ln(),
-                        6 => u.sin(),
-                        7 => u.cos(),
-                        8 => s.tan(),
-                        9 => (k::<T>(0.9) * s).asin(),
-                        10 => u.atan(),
-                        11 => u.tanh(),
-                        12 => u.abs(),
-                        _ => (k::<T>(2.0) + s).cbrt(),
-                    }
-                }
-                &Instr::Binary(op, a, b) => {
-                    let (p, q) = (v[a], v[b]);
-                    match op {
-                        0 => p + q,
-                        1 => p - q,
-                        2 => p * q,
-                        3 => p / (k::<T>(1.5) + q.sin()),
-                        4 => p.atan2(k::<T>(1.5) + q.sin()),
-                        5 => p.hypot(k::<T>(1.0) + q * q),
-                        6 => p.max(q),
-                        7 => p.min(q),
-                        _ => (k::<T>(1.5) + p.sin()).powf(q.sin()),
-                    }
-                }
-                &Instr::MulAdd(a, b, c) => v[a].mul_add(v[b], v[c]),
-                Instr::Sum(ix) => ix.iter().map(|&i| v[i]).sum(),
-                Instr::Dot(ia, ib) => {
-                    let a: Vec<T> = ia.iter().map(|&i| v[i]).collect();
-                    let b: Vec<T> = ib.iter().map(|&i| v[i]).collect();
-                    T::dot(&a, &b)
-                }
-            };
-            v.push(y);
-        }
-        *v.last().unwrap()
-    }
-
-    /// The program of the first `k` instructions: its output is the k-th intermediate value.
-    fn prefix(&self, k: usize) -> Program {
-        Program {
-            n: self.n,
-            instrs: self.instrs[..k].to_vec(),
-        }
-    }
-
-    /// The largest |(H·v)ᵢ| of any of the program's values (by nested duals), and 1: the
-    /// scale of the rounding in H·v, which later operations may cancel (in `y − (z + y)` the
-    /// result's second derivatives are z's, rounded at the size of y's).
-    fn second_order_scale(&self, x: &[f64], v: &[f64]) -> f64 {
-        (1..=self.instrs.len())
-            .flat_map(|k| {
-                let prefix = self.prefix(k);
-                hv_nested(|w| prefix.eval(w), x, v)
-            })
-            .map(f64::abs)
-            .fold(1.0, f64::max)
-    }
-}
-
-/// Programs of 1–4 inputs and 1–12 instructions, at points in [−2, 2]ⁿ, with a direction v.
+/// Programs of 1–4 inputs and 1–11 instructions (sums and dot products among them, the first
+/// operand of each among the last three values, so most of the program is live) returning
+/// their last value, at points in [−2, 2]ⁿ, with a direction v.
 fn program() -> impl Strategy<Value = (Program, Vec<f64>, Vec<f64>)> {
-    let instr = (
-        0..5usize,
-        0..UNARY,
-        0..BINARY,
-        prop::collection::vec(any::<u32>(), 6),
-    );
-    (1..=4usize, prop::collection::vec(instr, 1..12)).prop_flat_map(|(n, raw)| {
-        let mut instrs = Vec::new();
-        for (i, (kind, u, b, r)) in raw.into_iter().enumerate() {
-            let len = (n + i) as u32;
-            let at = |j: usize| (r[j] % len) as usize;
-            // Operands favour recent values, so most of the program is live.
-            let recent = |j: usize| (len - 1 - r[j] % len.min(3)) as usize;
-            instrs.push(match kind {
-                0 => Instr::Unary(u, recent(0)),
-                1 => Instr::Binary(b, recent(0), at(1)),
-                2 => Instr::MulAdd(recent(0), at(1), at(2)),
-                3 => Instr::Sum((0..1 + r[5] as usize % 4).map(at).collect()),
-                _ => {
-                    let m = 1 + r[5] as usize % 3;
-                    Instr::Dot(
-                        (0..m).map(at).collect(),
-                        (0..m).map(|j| at(j + 3)).collect(),
-                    )
-                }
-            });
-        }
-        let p = Program { n, instrs };
+    let shape = Shape {
+        inputs: 1..=4,
+        instrs: 1..12,
+        unary: Unary::TAPE,
+        binary: Binary::TAPE,
+        nary: true,
+        recent: true,
+        outputs: Outputs::Last,
+    };
+    programs(shape).prop_flat_map(|p| {
+        let n = p.n;
         let point = prop::collection::vec(
             prop_oneof![6 => -2.0..2.0_f64, 1 => Just(0.0), 1 => Just(1.0)],
             n,
@@ -147,6 +30,19 @@ fn program() -> impl Strategy<Value = (Program, Vec<f64>, Vec<f64>)> {
         let dir = prop::collection::vec(prop_oneof![4 => -1.0..1.0_f64, 1 => Just(0.0)], n);
         (Just(p), point, dir)
     })
+}
+
+/// The largest |(H·v)ᵢ| of any of the program's values (by nested duals), and 1: the scale of
+/// the rounding in H·v, which later operations may cancel (in `y − (z + y)` the result's
+/// second derivatives are z's, rounded at the size of y's).
+fn second_order_scale(p: &Program, x: &[f64], v: &[f64]) -> f64 {
+    (1..=p.instrs.len())
+        .flat_map(|k| {
+            let prefix = p.prefix(k);
+            hv_nested(|w| prefix.last(w), x, v)
+        })
+        .map(f64::abs)
+        .fold(1.0, f64::max)
 }
 
 /// `a` and `b` are the same number: equal (0 and −0 included) or both NaN.
@@ -278,9 +174,9 @@ proptest! {
 
     #[test]
     fn tape_of_duals_gives_gradient_and_hessian_vector_product((p, x, v) in program()) {
-        prop_assume!(p.eval(&x).is_finite());
-        let scale = p.second_order_scale(&x, &v);
-        check(|w| p.eval(w), |w| p.eval(w), |w| p.eval(w), &x, &v, &p, scale)?;
+        prop_assume!(p.last(&x).is_finite());
+        let scale = second_order_scale(&p, &x, &v);
+        check(|w| p.last(w), |w| p.last(w), |w| p.last(w), &x, &v, &p, scale)?;
     }
 
     /// A fixed function over many operations, n-ary ones included.

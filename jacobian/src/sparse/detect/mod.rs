@@ -70,7 +70,7 @@ pub(crate) fn detect_jacobian<F: Function>(
             let t = trace(f, x, false, take)?;
             check_declared(f, t.offsets.len() - 1, "sparsity detection")?;
             counts = t.counts;
-            Ok(Pattern::from_traced(n, t.offsets, t.indices))
+            Ok(Pattern::from_csr(n, t.offsets, t.indices))
         },
         || {
             let tape = Tape::with_capacity(8 * n);
