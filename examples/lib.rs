@@ -10,7 +10,7 @@
 //! * `cargo run --release --example spirals`: a softmax classifier of two interleaved spirals
 //!   trained with Adam, printing its loss and accuracy ([`classifier`]).
 //! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
-//!   modes, on GradBench's nested problems `saddle` and `particle` ([`nested_ad`]).
+//!   modes, on GradBench's nested problems `saddle` and `particle`.
 //! * `cargo run --release --example robot_arm`: the Jacobian of a six-joint arm's hand position
 //!   (nalgebra rotations on AD numbers) and damped least-squares inverse kinematics ([`arm`]).
 //! * `cargo run --release --example fitting`: a sum of two exponentials fitted to noisy data by
@@ -25,4 +25,3 @@ pub mod classifier;
 pub mod fit;
 pub mod lcg;
 pub mod minimise;
-pub mod nested_ad;
