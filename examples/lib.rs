@@ -14,13 +14,12 @@
 //! * `cargo run --release --example robot_arm`: the Jacobian of a six-joint arm's hand position
 //!   (nalgebra rotations on AD numbers) and damped least-squares inverse kinematics.
 //! * `cargo run --release --example fitting`: a sum of two exponentials fitted to noisy data by
-//!   Levenberg–Marquardt with this library's Jacobian ([`fit`]).
+//!   Levenberg–Marquardt with this library's Jacobian.
 //! * `cargo run --release --example solvers`: Rosenbrock of 100 variables by argmin's Newton
 //!   (our Hessian) and L-BFGS (our gradient) ([`minimise`]).
 #![warn(missing_docs)]
 
 pub mod chart;
 pub mod classifier;
-pub mod fit;
 pub mod lcg;
 pub mod minimise;
