@@ -16,10 +16,9 @@
 //! * `cargo run --release --example fitting`: a sum of two exponentials fitted to noisy data by
 //!   Levenberg–Marquardt with this library's Jacobian.
 //! * `cargo run --release --example solvers`: Rosenbrock of 100 variables by argmin's Newton
-//!   (our Hessian) and L-BFGS (our gradient) ([`minimise`]).
+//!   (our Hessian) and L-BFGS (our gradient).
 #![warn(missing_docs)]
 
 pub mod chart;
 pub mod classifier;
 pub mod lcg;
-pub mod minimise;
