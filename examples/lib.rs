@@ -7,8 +7,8 @@
 //!   n, m = 1…512, the crossover, and a chart in `target/` (`-- --docs`: the README's copy).
 //! * `cargo run --release --example tensor_seed` and `--example mlp`: the tensor autograd on the
 //!   seed example, and a two-layer perceptron trained by gradient descent.
-//! * `cargo run --release --example spirals`: a softmax classifier of two interleaved spirals
-//!   trained with Adam, printing its loss and accuracy ([`classifier`]).
+//! * `cargo run --release --example classifier`: a softmax classifier of two interleaved spirals
+//!   trained with Adam, printing its loss and accuracy.
 //! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
 //!   modes, on GradBench's nested problems `saddle` and `particle`.
 //! * `cargo run --release --example robot_arm`: the Jacobian of a six-joint arm's hand position
@@ -20,5 +20,4 @@
 #![warn(missing_docs)]
 
 pub mod chart;
-pub mod classifier;
 pub mod lcg;
