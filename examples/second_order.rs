@@ -65,7 +65,9 @@ fn trace_seed() {
     println!("The seed example, x = 2, y = x², z = y + 3, in forward over reverse.");
     println!("The tape holds duals a + bε: x is seeded with tangent 1, so every value carries");
     println!("its derivative in x, every partial its derivative in x too.\n");
-    let tape: Tape<Dual<f64>> = Tape::new();
+    // Traced, so that every operation has a node and an adjoint to print: a plain tape folds
+    // the shift z = y + 3 into y's node, and asking for z's own adjoint there panics.
+    let tape: Tape<Dual<f64>> = Tape::traced();
     let x = tape.var(Dual::variable(2.0));
     let y = x * x;
     let z = y + <reverse::Var<Dual<f64>> as Op>::constant(3.0);
