@@ -42,6 +42,23 @@ pub fn output_path(name: &str, args: &[String]) -> PathBuf {
     }
 }
 
+/// Where an example writes its chart `name`: as [`output_path`] says, from the example's
+/// command line; under test (`under_test`: the example's `cfg!(test)`), in the temporary
+/// directory, since the test harness's arguments are not the example's and a test writes
+/// nothing into the repository.
+///
+/// ```
+/// let p = examples::chart::chart_path("demo.svg", true);
+/// assert_eq!(p, std::env::temp_dir().join("demo.svg"));
+/// ```
+pub fn chart_path(name: &str, under_test: bool) -> PathBuf {
+    if under_test {
+        return std::env::temp_dir().join(name);
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    output_path(name, &args)
+}
+
 /// The powers of two in `[lo, hi]`: the tick marks of a log axis over sizes 1, 2, 4, …
 pub fn powers_of_two(lo: f64, hi: f64) -> Vec<f64> {
     (0..64)

@@ -81,3 +81,11 @@ fn main() -> Result<(), jacobian::Error> {
     show("tall", &Tall, &[1.5, 2.0, 0.3])?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs() {
+        super::main().unwrap();
+    }
+}

@@ -1,28 +1,37 @@
-//! Runnable examples; see the `[[example]]` targets of this package:
+//! Runnable, teaching-first examples, one concept each: every `[[example]]` target of this
+//! package is one file that holds all it needs, its module docs saying what it teaches. Each
+//! also runs under the test command (`cargo test --workspace`), at a small size where the
+//! unoptimised test profile would be slow.
 //!
 //! * `cargo run --release --example jacobians`: Jacobians of a wide and a tall function, with
-//!   the plan each one chose.
-//! * `cargo run --release --example seeds`: the four seed examples, in both modes.
+//!   the plan each one chose, and why reverse mode suits the one and forward mode the other.
+//! * `cargo run --release --example seeds`: the four seed examples (a square plus a constant, a
+//!   product, a tanh layer, a user-defined sigmoid), each in forward and in reverse mode.
 //! * `cargo run --release --example mode_asymmetry`: forward against reverse Jacobian time over
 //!   n, m = 1…512, the crossover, and a chart in `target/` (`-- --docs`: the README's copy).
-//! * `cargo run --release --example tensor_seed` and `--example mlp`: the tensor autograd on the
-//!   seed example, and a two-layer perceptron trained by gradient descent.
-//! * `cargo run --release --example spirals`: a softmax classifier of two interleaved spirals
-//!   trained with Adam, printing its loss and accuracy ([`classifier`]).
+//! * `cargo run --release --example second_order`: a second derivative traced node by node in
+//!   forward over reverse, then the Hessian of a dense function timed in the four mode pairs,
+//!   with a chart in `target/` (`-- --docs`: the README's copy).
+//! * `cargo run --release --example sparse`: sparse Jacobians and Hessians by detection and
+//!   colouring, where a few sweeps give the whole matrix.
 //! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
-//!   modes, on GradBench's nested problems `saddle` and `particle` ([`nested_ad`]).
+//!   modes, on GradBench's nested problems `saddle` and `particle`.
+//! * `cargo run --release --example tensor_seed`: the tensor autograd on the seed example, against
+//!   the scalar tape and the gradient by hand.
+//! * `cargo run --release --example mlp`: a two-layer perceptron fitted by plain gradient
+//!   descent on tensors.
+//! * `cargo run --release --example classifier`: a softmax classifier of two interleaved spirals
+//!   trained with Adam, printing its loss and accuracy.
 //! * `cargo run --release --example robot_arm`: the Jacobian of a six-joint arm's hand position
-//!   (nalgebra rotations on AD numbers) and damped least-squares inverse kinematics ([`arm`]).
+//!   (nalgebra rotations on AD numbers) and damped least-squares inverse kinematics.
 //! * `cargo run --release --example fitting`: a sum of two exponentials fitted to noisy data by
-//!   Levenberg–Marquardt with this library's Jacobian ([`fit`]).
-//! * `cargo run --release --example solvers`: Rosenbrock of 100 variables by argmin's Newton
-//!   (our Hessian) and L-BFGS (our gradient) ([`minimise`]).
+//!   Levenberg–Marquardt with this library's Jacobian.
+//! * `cargo run --release --example solvers`: Rosenbrock of 100 variables minimised by argmin's
+//!   Newton method (our Hessian) and L-BFGS (our gradient).
+//!
+//! This library holds only what several examples share: [`lcg`], the seeded random numbers,
+//! and [`chart`], the plotting both timing charts use.
 #![warn(missing_docs)]
 
-pub mod arm;
 pub mod chart;
-pub mod classifier;
-pub mod fit;
 pub mod lcg;
-pub mod minimise;
-pub mod nested_ad;

@@ -6,7 +6,8 @@
 //! dense tanh layer f(x) = tanh(A·sin x), A an m×n matrix, for n and m = 1, 2, 4, …, 512 (both
 //! modes forced, one thread), prints the ratio forward time / reverse time and where it crosses
 //! 1, and draws the chart `target/mode_asymmetry.svg`: `-- --docs` writes the README's copy
-//! `docs/mode_asymmetry.svg` instead, `-- path/to/chart.svg` any other path.
+//! `docs/mode_asymmetry.svg` instead, `-- path/to/chart.svg` any other path. Its test runs one
+//! pass over n, m ≤ 16 and draws the chart in the temporary directory.
 //!
 //! Run: `cargo run --release --example mode_asymmetry [-- --docs | path/to/chart.svg]`
 
@@ -17,15 +18,30 @@ use std::path::Path;
 use std::time::Instant;
 use workloads::DenseTanh;
 
+// The test profile is unoptimised: under test, one quick pass over a corner of the grid, through
+// the same code.
 /// Passes over the grid, and timed runs per mode and cell in each pass.
-const PASSES: usize = 3;
-const RUNS: usize = 3;
+const PASSES: usize = if cfg!(test) { 1 } else { 3 };
+const RUNS: usize = if cfg!(test) { 1 } else { 3 };
 /// The sizes of the grid: 1, 2, 4, …, 512.
-const SIZES: [usize; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+const SIZES: &[usize] = if cfg!(test) {
+    &[1, 2, 4, 8, 16]
+} else {
+    &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+};
 /// The output counts drawn as lines in the chart.
-const CHART_M: [usize; 6] = [1, 8, 32, 128, 256, 512];
+const CHART_M: &[usize] = if cfg!(test) {
+    &[1, 8]
+} else {
+    &[1, 8, 32, 128, 256, 512]
+};
 /// The output count of the chart's right panel (absolute times).
-const TIMES_M: usize = 32;
+const TIMES_M: usize = if cfg!(test) { 8 } else { 32 };
+/// The two cost reports printed in full are at (n, m) = (`WIDE`, `NARROW`) and the other way.
+const NARROW: usize = 4;
+/// The largest size of the grid.
+const WIDE: usize = SIZES[SIZES.len() - 1];
+
 /// One cell of the grid.
 struct Cell {
     n: usize,
@@ -87,8 +103,7 @@ fn model_crossing(m: usize) -> Option<usize> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = chart::output_path("mode_asymmetry.svg", &args);
+    let path = chart::chart_path("mode_asymmetry.svg", cfg!(test));
 
     println!("f(x) = tanh(A·sin x), A m×n: Jacobian time in each mode (forced, one thread),");
     println!(
@@ -123,11 +138,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The table: one row per m, one column per n.
     print!("{:>8} ", "m \\ n");
-    for n in SIZES {
+    for &n in SIZES {
         print!("{n:>7}");
     }
     println!("   crossover n: measured  model");
-    for m in SIZES {
+    for &m in SIZES {
         print!("{m:>8} ");
         let row: Vec<(usize, f64)> = SIZES.iter().map(|&n| (n, cell(n, m).ratio())).collect();
         for (_, r) in &row {
@@ -165,9 +180,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "Two cost reports in full (from the first pass):\n{}\n",
-        cell(512, 4).reports[0]
+        cell(WIDE, NARROW).reports[0]
     );
-    println!("{}\n", cell(4, 512).reports[0]);
+    println!("{}\n", cell(NARROW, WIDE).reports[0]);
 
     draw(&cells, &path)?;
     println!("chart written to {}", path.display());
@@ -304,4 +319,20 @@ fn draw(cells: &[Cell], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     chart::legend(&mut time_chart)?;
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs() {
+        super::main().unwrap();
+    }
+
+    #[test]
+    fn crossing_interpolates_on_log_scales() {
+        // Ratios 1/2 at n = 4 and 2 at n = 16: equal cost halfway on a log scale, at n = 8.
+        let n = super::crossing(&[(1, 0.25), (4, 0.5), (16, 2.0)]).unwrap();
+        assert!((n - 8.0).abs() < 1e-12, "{n}");
+        assert_eq!(super::crossing(&[(1, 2.0), (2, 3.0)]), None);
+    }
 }

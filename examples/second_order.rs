@@ -7,7 +7,8 @@
 //! Then the four mode pairs are timed on the Hessian of a dense function (every entry of the
 //! Hessian non-zero, O(n) operations), `f(x) = ln Σ exp(xᵢ) + Σ sin(xᵢ)·x₍ᵢ₊₁₎`, for n = 1, 2,
 //! 4, …, 512 (one thread), printed as a table with the pair `hessian` chooses, and drawn as the
-//! chart `target/second_order.svg` (`-- --docs`: the README's copy `docs/second_order.svg`).
+//! chart `target/second_order.svg` (`-- --docs`: the README's copy `docs/second_order.svg`). Its
+//! test times n ≤ 8 and draws the chart in the temporary directory.
 //!
 //! Run: `cargo run --release --example second_order [-- --docs | path/to/chart.svg]`
 
@@ -32,8 +33,13 @@ impl Function for Dense {
     }
 }
 
+// The test profile is unoptimised: under test, the same code over small sizes and short timings.
 /// The sizes timed, and the colours of the pairs (from the charts' palette).
-const SIZES: [usize; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+const SIZES: &[usize] = if cfg!(test) {
+    &[1, 2, 4, 8]
+} else {
+    &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+};
 const COLORS: [RGBColor; 4] = [
     chart::COLORS[0],
     chart::COLORS[3],
@@ -42,13 +48,15 @@ const COLORS: [RGBColor; 4] = [
 ];
 /// A pair whose estimated time for one Hessian exceeds this is not timed at larger n.
 const BUDGET: f64 = 0.5;
+/// The time, in seconds, that the runs of one timing take in all (at least three runs).
+const TIMING: f64 = if cfg!(test) { 0.002 } else { 0.05 };
 
-/// The median of `runs` timings of `work`, in seconds (enough runs for ~50 ms in all).
+/// The median of `runs` timings of `work`, in seconds (enough runs for [`TIMING`] in all).
 fn median_seconds(mut work: impl FnMut()) -> f64 {
     let start = Instant::now();
     work();
     let once = start.elapsed().as_secs_f64();
-    let runs = ((0.05 / once.max(1e-9)) as usize).clamp(3, 2001);
+    let runs = ((TIMING / once.max(1e-9)) as usize).clamp(3, 2001);
     let mut t: Vec<f64> = (0..runs)
         .map(|_| {
             let s = Instant::now();
@@ -60,12 +68,15 @@ fn median_seconds(mut work: impl FnMut()) -> f64 {
     t[t.len() / 2]
 }
 
-/// The seed example in forward over reverse, node by node.
-fn trace_seed() {
+/// The seed example in forward over reverse, node by node; returns x's adjoint, whose tangent
+/// is d²z/dx².
+fn trace_seed() -> Dual<f64> {
     println!("The seed example, x = 2, y = x², z = y + 3, in forward over reverse.");
     println!("The tape holds duals a + bε: x is seeded with tangent 1, so every value carries");
     println!("its derivative in x, every partial its derivative in x too.\n");
-    let tape: Tape<Dual<f64>> = Tape::new();
+    // Traced, so that every operation has a node and an adjoint to print: a plain tape folds
+    // the shift z = y + 3 into y's node, and asking for z's own adjoint there panics.
+    let tape: Tape<Dual<f64>> = Tape::traced();
     let x = tape.var(Dual::variable(2.0));
     let y = x * x;
     let z = y + <reverse::Var<Dual<f64>> as Op>::constant(3.0);
@@ -90,6 +101,7 @@ fn trace_seed() {
         "\n  dz/dx = {} (the adjoint), d²z/dx² = {} (the tangent of the adjoint)\n",
         xbar.primal, xbar.tangent
     );
+    xbar
 }
 
 /// One row of the table: the median time of each pair (`None`: over budget), `Auto` and f.
@@ -103,8 +115,7 @@ struct Row {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     trace_seed();
 
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = chart::output_path("second_order.svg", &args);
+    let path = chart::chart_path("second_order.svg", cfg!(test));
     println!("Hessian of f(x) = ln Σ exp(xᵢ) + Σ sin(xᵢ)·xᵢ₊₁ (dense), one thread, median times");
     println!("(ratios to one plain evaluation of f in brackets; — over the time budget).\n");
     print!("{:>5} {:>10}", "n", "f");
@@ -115,7 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut rows: Vec<Row> = Vec::new();
     let mut over = [false; 4];
-    for n in SIZES {
+    for &n in SIZES {
         let x: Vec<f64> = (0..n).map(|i| (0.7 * i as f64).sin()).collect();
         let eval_seconds = median_seconds(|| {
             std::hint::black_box(Dense.eval(std::hint::black_box(&x)));
@@ -240,4 +251,19 @@ fn draw(rows: &[Row], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     chart::legend(&mut plot)?;
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs() {
+        super::main().unwrap();
+    }
+
+    #[test]
+    fn the_seed_example_has_second_derivative_two() {
+        // z = x² + 3 at x = 2: dz/dx = 4, d²z/dx² = 2.
+        let xbar = super::trace_seed();
+        assert_eq!((xbar.primal, xbar.tangent), (4.0, 2.0));
+    }
 }

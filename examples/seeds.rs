@@ -93,3 +93,11 @@ fn main() -> Result<(), jacobian::Error> {
     println!("   reverse: σ' = {:.12}", tape.gradient(y).wrt(x));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs() {
+        super::main().unwrap();
+    }
+}

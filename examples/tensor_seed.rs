@@ -74,3 +74,11 @@ fn main() -> Result<(), TensorError> {
     report(&w, &array![0.2, -0.1])?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs() {
+        super::main().unwrap();
+    }
+}
