@@ -189,8 +189,8 @@ impl<T: Element> Drop for Node<T> {
 mod tests {
     use super::*;
 
-    /// The layout the memory figure of the README rests on: a node in an `Rc` fits a
-    /// 192-byte malloc block, for either element type.
+    /// Layout as contract: a node in an `Rc` fits a 192-byte malloc block, for either element
+    /// type, so that a graph of small tensors costs one block per node.
     #[test]
     fn a_node_fits_a_192_byte_block() {
         assert_eq!(size_of::<Parents<f64>>(), 32);

@@ -155,6 +155,7 @@ fn rosenbrock_tape_takes_at_most_16_bytes_per_operation() {
     let s = tape.stats();
     let per_op = s.bytes as f64 / (8 * n - 9) as f64;
     eprintln!("Rosenbrock n = {n}: {s:?}, {per_op:.2} bytes per operation");
+    // Layout as contract: `TapeStats::bytes` documents these sizes.
     assert_eq!(s.bytes, 4 * s.nodes + 12 * s.edges + 4 * s.unit_edges);
     assert!(per_op <= 16.0, "{per_op} bytes per operation");
 }

@@ -60,6 +60,7 @@ fn sweeps_are_chunked() {
         },
     )
     .unwrap();
+    // The plan's sweeps and lanes are what it reports to the user: a contract.
     assert_eq!((fwd.plan.sweeps, fwd.plan.lanes), (2, 16)); // ⌈20/16⌉
     let rev = jacobian_with_options(
         &f,

@@ -115,6 +115,7 @@ mod tests {
         assert_eq!(OpCode::Sin.name(), "sin");
         assert_eq!(OpCode::MulAdd.name(), "mul_add");
         assert!(OpCode::Powi.is_unary() && !OpCode::Hypot.is_unary());
+        // Layout as contract: `TapeStats` documents one byte of operation per program node.
         assert_eq!(core::mem::size_of::<OpCode>(), 1);
     }
 

@@ -435,95 +435,80 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>, fill: boo
             s.reach[t] as usize <= adj.len(),
             "a level beyond its window"
         );
-        // SAFETY: every `v` and `u` of level `t` is below `reach[t]` ≤ `adj.len()`, and every
-        // `k` below the number of weighted edges of the tape the schedule was built from
-        // (`Schedule::of` takes them from its edges), which is `partial.len()`: both checked
-        // above. A run's edges are computed, not loaded, each the one before plus the run's
-        // step, which `runs::split` found between every two of its stored edges: the same
-        // edges. The debug assertions check each index, and each computed edge against the
-        // stored one, in every test. Measured on Rosenbrock n = 1000: the unchecked indices
-        // 8% of the sweep's time, the computed edges 10% (alternated runs of a scratch
-        // harness).
         let adj_len = adj.len();
-        #[allow(unsafe_code)]
-        unsafe {
-            let nodes = |vu: u64| {
-                let (v, u) = (vu as u32 as usize, (vu >> 32) as usize);
-                debug_assert!(v < adj_len && u < v);
-                (v, u)
-            };
-            let weighted_term = |adj: &mut [f64], vu: u64, k: u32, neg: bool| {
-                let (v, u) = nodes(vu);
-                debug_assert!((k as usize) < partial.len());
-                let (a, w) = (*adj.get_unchecked(v), *partial.get_unchecked(k as usize));
-                let x = w * a;
-                let x = if x.is_nan() { nan_term(w, a, x) } else { x };
-                if neg {
-                    *adj.get_unchecked_mut(u) -= x;
-                } else {
-                    *adj.get_unchecked_mut(u) += x;
-                }
-            };
-            let unit_term = |adj: &mut [f64], vu: u64, neg: bool| {
-                let (v, u) = nodes(vu);
-                let a = *adj.get_unchecked(v);
-                if neg {
-                    *adj.get_unchecked_mut(u) -= a;
-                } else {
-                    *adj.get_unchecked_mut(u) += a;
-                }
-            };
-            // A segment's edges, `$neg` a literal so that each loop is compiled for its sign.
-            macro_rules! weighted {
-                ($seg:expr, $neg:literal) => {{
-                    let r = $seg.start as usize..$seg.end as usize;
-                    match $seg.step.filter(|&step| {
-                        ends_agree(&s.weighted[r.clone()], Some(&s.edge[r.clone()]), step)
-                    }) {
-                        None => {
-                            let (weighted, edge) = (&s.weighted[r.clone()], &s.edge[r]);
-                            in_fours(weighted.len(), |i| {
-                                weighted_term(adj, weighted[i], edge[i], $neg)
-                            });
-                        }
-                        Some((dvu, dk)) => {
-                            let (mut vu, mut k, first) =
-                                (s.weighted[r.start], s.edge[r.start], r.start);
-                            in_fours(r.len(), |i| {
-                                debug_assert_eq!(
-                                    (vu, k),
-                                    (s.weighted[first + i], s.edge[first + i])
-                                );
-                                weighted_term(adj, vu, k, $neg);
-                                (vu, k) = (vu.wrapping_add(dvu), k.wrapping_add(dk));
-                            });
-                        }
-                    }
-                }};
+        let nodes = |vu: u64| {
+            let (v, u) = (vu as u32 as usize, (vu >> 32) as usize);
+            debug_assert!(v < adj_len && u < v);
+            (v, u)
+        };
+        let weighted_term = |adj: &mut [f64], vu: u64, k: u32, neg: bool| {
+            let (v, u) = nodes(vu);
+            debug_assert!((k as usize) < partial.len());
+            let (a, w) = (adj[v], partial[k as usize]);
+            let x = w * a;
+            let x = if x.is_nan() { nan_term(w, a, x) } else { x };
+            if neg {
+                adj[u] -= x;
+            } else {
+                adj[u] += x;
             }
-            macro_rules! unit {
-                ($seg:expr, $edges:expr, $neg:literal) => {{
-                    let edges = &$edges[$seg.start as usize..$seg.end as usize];
-                    match $seg.step.filter(|&step| ends_agree(edges, None, step)) {
-                        None => in_fours(edges.len(), |i| unit_term(adj, edges[i], $neg)),
-                        Some((dvu, _)) => {
-                            let mut vu = edges[0];
-                            in_fours(edges.len(), |i| {
-                                debug_assert_eq!(vu, edges[i]);
-                                unit_term(adj, vu, $neg);
-                                vu = vu.wrapping_add(dvu);
-                            });
-                        }
-                    }
-                }};
+        };
+        let unit_term = |adj: &mut [f64], vu: u64, neg: bool| {
+            let (v, u) = nodes(vu);
+            let a = adj[v];
+            if neg {
+                adj[u] -= a;
+            } else {
+                adj[u] += a;
             }
-            for seg in &s.segments[s.levels[t] as usize..s.levels[t + 1] as usize] {
-                match seg.kind {
-                    0 => weighted!(seg, false),
-                    1 => weighted!(seg, true),
-                    2 => unit!(seg, s.plus, false),
-                    _ => unit!(seg, s.minus, true),
+        };
+        // A segment's edges, `$neg` a literal so that each loop is compiled for its sign.
+        macro_rules! weighted {
+            ($seg:expr, $neg:literal) => {{
+                let r = $seg.start as usize..$seg.end as usize;
+                match $seg.step.filter(|&step| {
+                    ends_agree(&s.weighted[r.clone()], Some(&s.edge[r.clone()]), step)
+                }) {
+                    None => {
+                        let (weighted, edge) = (&s.weighted[r.clone()], &s.edge[r]);
+                        in_fours(weighted.len(), |i| {
+                            weighted_term(adj, weighted[i], edge[i], $neg)
+                        });
+                    }
+                    Some((dvu, dk)) => {
+                        let (mut vu, mut k, first) =
+                            (s.weighted[r.start], s.edge[r.start], r.start);
+                        in_fours(r.len(), |i| {
+                            debug_assert_eq!((vu, k), (s.weighted[first + i], s.edge[first + i]));
+                            weighted_term(adj, vu, k, $neg);
+                            (vu, k) = (vu.wrapping_add(dvu), k.wrapping_add(dk));
+                        });
+                    }
                 }
+            }};
+        }
+        macro_rules! unit {
+            ($seg:expr, $edges:expr, $neg:literal) => {{
+                let edges = &$edges[$seg.start as usize..$seg.end as usize];
+                match $seg.step.filter(|&step| ends_agree(edges, None, step)) {
+                    None => in_fours(edges.len(), |i| unit_term(adj, edges[i], $neg)),
+                    Some((dvu, _)) => {
+                        let mut vu = edges[0];
+                        in_fours(edges.len(), |i| {
+                            debug_assert_eq!(vu, edges[i]);
+                            unit_term(adj, vu, $neg);
+                            vu = vu.wrapping_add(dvu);
+                        });
+                    }
+                }
+            }};
+        }
+        for seg in &s.segments[s.levels[t] as usize..s.levels[t + 1] as usize] {
+            match seg.kind {
+                0 => weighted!(seg, false),
+                1 => weighted!(seg, true),
+                2 => unit!(seg, s.plus, false),
+                _ => unit!(seg, s.minus, true),
             }
         }
     }
@@ -538,7 +523,7 @@ pub(crate) fn sweep(s: &Schedule, partial: &[f64], adj: &mut Vec<f64>, fill: boo
 }
 
 /// `term(i)` for each `i < len`, four per turn of the loop (the edges of a level are
-/// independent): about 9% of the sweep's time on Rosenbrock (alternated runs).
+/// independent), which the processor overlaps.
 #[inline(always)]
 fn in_fours(len: usize, mut term: impl FnMut(usize)) {
     for q in 0..len / 4 {

@@ -5,7 +5,7 @@ use crate::Tape;
 /// Rosenbrock's term `(1 − x₀)² + 100·(x₁ − x₀²)²`, summed: of each term's nodes, `x₀²`
 /// (read once, by the difference), the two squares' sum and its two summands (read once,
 /// by the sum) are bypassed; 6 of its 10 edges are swept. The gradient keeps its exact
-/// value.
+/// value. (The counts are the schedule's contract: bypassing is what makes it pay.)
 #[test]
 fn rosenbrock_terms_bypass_four_nodes_and_four_edges() {
     let tape = Tape::replayable();
