@@ -36,8 +36,7 @@ fn model<T: Op>(p: &[T], t: T) -> T {
 impl Function for Data {
     fn eval<T: Op>(&self, p: &[T]) -> Vec<T> {
         let r = self.t.iter().zip(&self.y);
-        r.map(|(&t, &y)| model(p, T::constant(t)) - T::constant(y))
-            .collect()
+        r.map(|(&t, &y)| model(p, T::constant(t)) - y).collect()
     }
     fn sizes(&self) -> Option<(usize, usize)> {
         Some((4, self.t.len()))

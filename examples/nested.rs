@@ -205,7 +205,7 @@ struct Potential<T> {
 impl<T: Op> Objective<T> for Potential<T> {
     fn eval<U: Op + From<T>>(&self, x: &[U]) -> U {
         let ten = U::constant(10.0);
-        let charges = [[ten, ten - lift(self.w)], [ten, U::zero()]];
+        let charges = [[ten, ten - lift::<T, U>(self.w)], [ten, U::zero()]];
         charges
             .iter()
             .map(|c| {

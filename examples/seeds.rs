@@ -10,7 +10,7 @@ use shared_ops::Unary;
 /// 1. x = 2, y = x², z = y + 3.
 fn z<T: Op>(x: T) -> T {
     let y = x * x;
-    y + T::constant(3.0)
+    y + 3.0
 }
 
 /// 2. a = 2, b = 3, c = a·b, d = c + 1.

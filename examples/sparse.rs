@@ -37,7 +37,7 @@ impl Function for Grid {
         for i in 0..k {
             for j in 0..k {
                 let c = at(i, j);
-                let laplacian = T::constant(4.0) * c
+                let laplacian = c * 4.0
                     - at(i.wrapping_sub(1), j)
                     - at(i + 1, j)
                     - at(i, j.wrapping_sub(1))
@@ -57,7 +57,7 @@ impl Function for Tridiagonal {
         let n = x.len();
         let at = |i: usize| if i < n { x[i] } else { T::zero() };
         (0..n)
-            .map(|i| at(i.wrapping_sub(1)) - T::constant(2.0) * x[i] + at(i + 1) + x[i].sin())
+            .map(|i| at(i.wrapping_sub(1)) - x[i] * 2.0 + at(i + 1) + x[i].sin())
             .collect()
     }
 }
@@ -69,7 +69,7 @@ impl Function for Rosenbrock {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
         let term = |w: &[T]| {
             let (a, b) = (T::one() - w[0], w[1] - w[0] * w[0]);
-            a * a + T::constant(100.0) * b * b
+            a * a + b * b * 100.0
         };
         vec![x.windows(2).map(term).sum()]
     }

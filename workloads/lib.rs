@@ -45,9 +45,8 @@ pub use shared_ops::{Function, Op};
 /// Rosenbrock's function, `f(x) = Σ_{i<n-1} (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²`, for any number type.
 ///
 /// It is 0 for fewer than two inputs. Each term costs about ten elementary operations, so
-/// a reverse tape holds about 10n nodes. The constants 1 and 100 are written with
-/// [`Op::sub_from`] and [`Op::scale`], so that forward mode does not multiply their zero
-/// tangents.
+/// a reverse tape holds about 10n nodes. The constant 100 is an `f64` (`b * b * 100.0`), so that
+/// forward mode forms no zero tangent for it.
 ///
 /// ```
 /// assert_eq!(workloads::rosenbrock(&[1.0_f64; 4]), 0.0);
@@ -56,9 +55,9 @@ pub use shared_ops::{Function, Op};
 pub fn rosenbrock<T: Op>(x: &[T]) -> T {
     x.windows(2)
         .map(|w| {
-            let a = w[0].sub_from(1.0); // 1 − xᵢ
+            let a = T::one() - w[0];
             let b = w[1] - w[0] * w[0];
-            a * a + (b * b).scale(100.0)
+            a * a + b * b * 100.0
         })
         .sum()
 }
@@ -222,13 +221,7 @@ impl Function for DenseTanh {
         let s: Vec<T> = x.iter().map(|v| v.sin()).collect();
         self.a
             .chunks_exact(self.n)
-            .map(|row| {
-                row.iter()
-                    .zip(&s)
-                    .map(|(&a, &s)| T::constant(a) * s)
-                    .sum::<T>()
-                    .tanh()
-            })
+            .map(|row| row.iter().zip(&s).map(|(&a, &s)| s * a).sum::<T>().tanh())
             .collect()
     }
     fn sizes(&self) -> Option<(usize, usize)> {

@@ -24,7 +24,7 @@ const HIDDEN: usize = 256;
 /// Deterministic pseudo-random values in [-scale, scale].
 fn filled<T: Element>(rows: usize, cols: usize, seed: usize, scale: f64) -> Array2<T> {
     Array2::from_shape_fn((rows, cols), |(i, j)| {
-        T::constant(scale * ((i * 31 + j * 17 + seed) as f64 * 0.618).sin())
+        T::from_f64(scale * ((i * 31 + j * 17 + seed) as f64 * 0.618).sin())
     })
 }
 
@@ -39,7 +39,7 @@ impl<T: Element> Mlp<T> {
     fn new() -> Mlp<T> {
         Mlp {
             w1: Tensor::new(filled(INPUT, HIDDEN, 1, 1.0 / (INPUT as f64).sqrt()), true),
-            b1: Tensor::new(Array1::from_elem(HIDDEN, T::constant(0.01)), true),
+            b1: Tensor::new(Array1::from_elem(HIDDEN, T::from_f64(0.01)), true),
             w2: Tensor::new(filled(HIDDEN, 1, 2, 1.0 / (HIDDEN as f64).sqrt()), true),
             b2: Tensor::new(Array1::from_elem(1, T::zero()), true),
         }

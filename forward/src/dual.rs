@@ -2,6 +2,7 @@ use crate::chain;
 use crate::convention::{Checked, Convention, Unchecked};
 use core::fmt;
 use core::marker::PhantomData;
+use core::ops::{Add, Div, Mul, Sub};
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
 
@@ -16,7 +17,7 @@ use shared_ops::{Binary, Op, Unary, rules};
 /// use shared_ops::Op;
 ///
 /// let x = Dual::variable(3.0_f64); // seed: dx/dx = 1
-/// let y = x * x + Dual::constant(1.0);
+/// let y = x * x + 1.0;
 /// assert_eq!((y.primal, y.tangent), (10.0, 6.0));
 /// ```
 ///
@@ -134,37 +135,6 @@ impl<T: Op, C: Convention> Op for Dual<T, C> {
     fn is_structural_zero(&self) -> bool {
         self.primal.is_structural_zero() && self.tangent.is_structural_zero()
     }
-    /// Each component scaled; by a zero or non-finite `c`, the tangent by the convention's
-    /// product (a checked dual's `0·∞` is 0).
-    #[inline(always)]
-    fn scale(self, c: f64) -> Self {
-        let tangent = if !C::CHECK || (c != 0.0 && c.is_finite()) {
-            self.tangent.scale(c)
-        } else {
-            chain(false, [T::constant(c)], [self.tangent])
-        };
-        Dual {
-            primal: self.primal.scale(c),
-            tangent,
-            convention: PhantomData,
-        }
-    }
-    #[inline(always)]
-    fn shift(self, c: f64) -> Self {
-        Dual {
-            primal: self.primal.shift(c),
-            tangent: self.tangent,
-            convention: PhantomData,
-        }
-    }
-    #[inline(always)]
-    fn sub_from(self, c: f64) -> Self {
-        Dual {
-            primal: self.primal.sub_from(c),
-            tangent: -self.tangent,
-            convention: PhantomData,
-        }
-    }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
@@ -238,3 +208,54 @@ impl<T: Op, C: Convention> fmt::Display for Dual<T, C> {
         write!(f, "{} + {}ε", self.primal, self.tangent)
     }
 }
+
+impl<T: Op, C: Convention> Dual<T, C> {
+    /// The tangent times a constant `k`: by a zero or non-finite `k`, the convention's product
+    /// (a checked dual's `0·∞` is 0).
+    #[inline(always)]
+    fn tangent_times(self, k: f64) -> T {
+        if !C::CHECK || (k != 0.0 && k.is_finite()) {
+            self.tangent * k
+        } else {
+            chain(false, [T::constant(k)], [self.tangent])
+        }
+    }
+}
+
+/// `self · c`: each component scaled, no tangent formed for the constant.
+impl<T: Op, C: Convention> Mul<f64> for Dual<T, C> {
+    type Output = Self;
+    #[inline(always)]
+    fn mul(self, c: f64) -> Self {
+        Dual::with(self.primal * c, self.tangent_times(c))
+    }
+}
+
+/// `self / c`: the value divided, the tangent times the partial `1/c`, as the division rule's.
+impl<T: Op, C: Convention> Div<f64> for Dual<T, C> {
+    type Output = Self;
+    #[inline(always)]
+    fn div(self, c: f64) -> Self {
+        Dual::with(self.primal / c, self.tangent_times(c.recip()))
+    }
+}
+
+/// `self + c`: the tangent unchanged.
+impl<T: Op, C: Convention> Add<f64> for Dual<T, C> {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, c: f64) -> Self {
+        Dual::with(self.primal + c, self.tangent)
+    }
+}
+
+/// `self − c`: the tangent unchanged.
+impl<T: Op, C: Convention> Sub<f64> for Dual<T, C> {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, c: f64) -> Self {
+        Dual::with(self.primal - c, self.tangent)
+    }
+}
+
+shared_ops::impl_constant_ops!(impl [T: Op, C: Convention] for Dual<T, C>);

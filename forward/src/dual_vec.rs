@@ -1,5 +1,6 @@
 use crate::chain_lanes;
 use core::fmt;
+use core::ops::{Add, Div, Mul, Sub};
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules};
 
@@ -93,34 +94,6 @@ impl<T: Op, const N: usize> Op for DualVec<T, N> {
     fn is_structural_zero(&self) -> bool {
         self.primal.is_structural_zero() && self.tangent.iter().all(Op::is_structural_zero)
     }
-    /// Each component scaled; by a zero or non-finite `c`, the lanes by the convention's
-    /// products (`0·∞` is 0), as [`Dual`](crate::Dual) does.
-    #[inline(always)]
-    fn scale(self, c: f64) -> Self {
-        let tangent = if c != 0.0 && c.is_finite() {
-            self.tangent.map(|t| t.scale(c))
-        } else {
-            chain_lanes(false, [T::constant(c)], [&self.tangent])
-        };
-        DualVec {
-            primal: self.primal.scale(c),
-            tangent,
-        }
-    }
-    #[inline(always)]
-    fn shift(self, c: f64) -> Self {
-        DualVec {
-            primal: self.primal.shift(c),
-            tangent: self.tangent,
-        }
-    }
-    #[inline(always)]
-    fn sub_from(self, c: f64) -> Self {
-        DualVec {
-            primal: self.primal.sub_from(c),
-            tangent: self.tangent.map(|t| -t),
-        }
-    }
     #[inline(always)]
     fn apply1<R: Unary>(self, rule: R) -> Self {
         let (v, d) = rule.eval(self.primal);
@@ -176,3 +149,66 @@ impl<T: Op, const N: usize> fmt::Display for DualVec<T, N> {
         write!(f, "{} + {:?}ε", self.primal, self.tangent)
     }
 }
+
+impl<T: Op, const N: usize> DualVec<T, N> {
+    /// Every lane times a constant `k`: by a zero or non-finite `k`, the convention's products
+    /// (`0·∞` is 0), as [`Dual`](crate::Dual) does.
+    #[inline(always)]
+    fn tangent_times(&self, k: f64) -> [T; N] {
+        if k != 0.0 && k.is_finite() {
+            self.tangent.map(|t| t * k)
+        } else {
+            chain_lanes(false, [T::constant(k)], [&self.tangent])
+        }
+    }
+}
+
+/// `self · c`: each component scaled, no tangent formed for the constant.
+impl<T: Op, const N: usize> Mul<f64> for DualVec<T, N> {
+    type Output = Self;
+    #[inline(always)]
+    fn mul(self, c: f64) -> Self {
+        DualVec {
+            primal: self.primal * c,
+            tangent: self.tangent_times(c),
+        }
+    }
+}
+
+/// `self / c`: the value divided, the lanes times the partial `1/c`, as the division rule's.
+impl<T: Op, const N: usize> Div<f64> for DualVec<T, N> {
+    type Output = Self;
+    #[inline(always)]
+    fn div(self, c: f64) -> Self {
+        DualVec {
+            primal: self.primal / c,
+            tangent: self.tangent_times(c.recip()),
+        }
+    }
+}
+
+/// `self + c`: the lanes unchanged.
+impl<T: Op, const N: usize> Add<f64> for DualVec<T, N> {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, c: f64) -> Self {
+        DualVec {
+            primal: self.primal + c,
+            tangent: self.tangent,
+        }
+    }
+}
+
+/// `self − c`: the lanes unchanged.
+impl<T: Op, const N: usize> Sub<f64> for DualVec<T, N> {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, c: f64) -> Self {
+        DualVec {
+            primal: self.primal - c,
+            tangent: self.tangent,
+        }
+    }
+}
+
+shared_ops::impl_constant_ops!(impl [T: Op, const N: usize] for DualVec<T, N>);

@@ -1,4 +1,5 @@
 use core::fmt;
+use core::ops::{Add, Div, Mul, Sub};
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, rules, series};
 
@@ -105,8 +106,8 @@ impl<T: Op, const N: usize> Taylor<T, N> {
 }
 
 /// `k!` as a number of type `T` (exact in `f64` up to 22!).
-fn factorial<T: Op>(k: usize) -> T {
-    T::constant((2..=k).map(|i| i as f64).product())
+fn factorial(k: usize) -> f64 {
+    (2..=k).map(|i| i as f64).product()
 }
 
 /// Lifts a value as a constant series: every coefficient but the value is zero (for an `f64`
@@ -149,27 +150,6 @@ impl<T: Op, const N: usize> Op for Taylor<T, N> {
     #[inline(always)]
     fn has_nan(&self) -> bool {
         self.c.iter().any(Op::has_nan)
-    }
-    /// Each coefficient scaled (by a zero or non-finite `c`, the product's recurrence).
-    #[inline]
-    fn scale(self, c: f64) -> Self {
-        if c != 0.0 && c.is_finite() {
-            Taylor::new(self.c.map(|x| x.scale(c)))
-        } else {
-            self * Self::constant(c)
-        }
-    }
-    #[inline]
-    fn shift(self, c: f64) -> Self {
-        let mut s = self;
-        s.c[0] = s.c[0].shift(c);
-        s
-    }
-    #[inline]
-    fn sub_from(self, c: f64) -> Self {
-        let mut s = Taylor::new(self.c.map(|x| -x));
-        s.c[0] = self.c[0].sub_from(c);
-        s
     }
     /// The rule's recurrence; for a rule without one (a user's), its derivative evaluated on this
     /// series and integrated (see [`Unary`]'s Taylor mode). A constant stays a constant.
@@ -245,3 +225,54 @@ impl<T: Op, const N: usize> fmt::Display for Taylor<T, N> {
         Ok(())
     }
 }
+
+/// `self · c`: each coefficient scaled (by a zero or non-finite `c`, the product's recurrence).
+impl<T: Op, const N: usize> Mul<f64> for Taylor<T, N> {
+    type Output = Self;
+    #[inline]
+    fn mul(self, c: f64) -> Self {
+        if c != 0.0 && c.is_finite() {
+            Taylor::new(self.c.map(|x| x * c))
+        } else {
+            self * Self::constant(c)
+        }
+    }
+}
+
+/// `self / c`: each coefficient divided (by a zero or non-finite `c`, the quotient's
+/// recurrence).
+impl<T: Op, const N: usize> Div<f64> for Taylor<T, N> {
+    type Output = Self;
+    #[inline]
+    fn div(self, c: f64) -> Self {
+        if c != 0.0 && c.is_finite() {
+            Taylor::new(self.c.map(|x| x / c))
+        } else {
+            self / Self::constant(c)
+        }
+    }
+}
+
+/// `self + c`: the constant coefficient moved.
+impl<T: Op, const N: usize> Add<f64> for Taylor<T, N> {
+    type Output = Self;
+    #[inline]
+    fn add(self, c: f64) -> Self {
+        let mut s = self;
+        s.c[0] += c;
+        s
+    }
+}
+
+/// `self − c`: the constant coefficient moved.
+impl<T: Op, const N: usize> Sub<f64> for Taylor<T, N> {
+    type Output = Self;
+    #[inline]
+    fn sub(self, c: f64) -> Self {
+        let mut s = self;
+        s.c[0] -= c;
+        s
+    }
+}
+
+shared_ops::impl_constant_ops!(impl [T: Op, const N: usize] for Taylor<T, N>);

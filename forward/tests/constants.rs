@@ -1,7 +1,7 @@
-//! Passive constants: `x.scale(c)`, `x.shift(c)` and `x.sub_from(c)` give the values and
-//! derivatives of `x * T::constant(c)`, `x + T::constant(c)` and `T::constant(c) - x` in every
-//! forward number type, special values included (only the sign of a zero may differ), and a
-//! lane of `DualVec` gives what a single-tangent `Dual` gives.
+//! Arithmetic with `f64` constants: `x * c`, `x + c`, `x - c` and `x / c` give the values and
+//! derivatives of the same with `T::constant(c)` in every forward number type, special values
+//! included (only the sign of a zero may differ), and a lane of `DualVec` gives what a
+//! single-tangent `Dual` gives.
 
 use forward::{Dual, DualVec, Float, Taylor};
 use proptest::prelude::*;
@@ -49,12 +49,13 @@ fn nested(d: Dual<Dual<f64>>) -> [f64; 4] {
     ]
 }
 
-/// The three passive forms of `x` against their `Op::constant` forms.
-fn forms<T: Op>(x: T, c: f64) -> [(T, T); 3] {
+/// The four forms with an `f64` constant against their `Op::constant` forms.
+fn forms<T: Op>(x: T, c: f64) -> [(T, T); 4] {
     [
-        (x.scale(c), x * T::constant(c)),
-        (x.shift(c), x + T::constant(c)),
-        (x.sub_from(c), T::constant(c) - x),
+        (x * c, x * T::constant(c)),
+        (x + c, x + T::constant(c)),
+        (x - c, x - T::constant(c)),
+        (x / c, x / T::constant(c)),
     ]
 }
 
@@ -107,7 +108,7 @@ proptest! {
         }
     }
 
-    /// Taylor coefficients scale, shift and negate as the series recurrences give them, for
+    /// Taylor coefficients scale, shift and divide as the series recurrences give them, for
     /// finite coefficients (the recurrence of a product meets `∞·0` where scaling does not).
     #[test]
     fn taylor_series_equal_the_constant_forms(
@@ -128,20 +129,20 @@ proptest! {
 fn a_zero_constant_stops_an_infinite_slope() {
     let x = Dual::new(0.0_f64, 1.0).sqrt();
     assert_eq!(x.tangent, f64::INFINITY);
-    assert_eq!(dual(x.scale(0.0)), [0.0, 0.0]);
+    assert_eq!(dual(x * 0.0), [0.0, 0.0]);
     let u = Dual::unchecked(0.0_f64, 1.0);
-    assert!(u.sqrt().scale(0.0).tangent.is_nan());
+    assert!((u.sqrt() * 0.0).tangent.is_nan());
     let v = DualVec::new(0.0_f64, [1.0, 0.0, 2.0]).sqrt();
-    assert_eq!(lanes(v.scale(0.0)), [0.0; 4]);
+    assert_eq!(lanes(v * 0.0), [0.0; 4]);
     // A finite nonzero constant keeps the infinite slope, scaled.
-    assert_eq!(dual(x.scale(-2.0)), [-0.0, f64::NEG_INFINITY]);
+    assert_eq!(dual(x * -2.0), [-0.0, f64::NEG_INFINITY]);
 }
 
 /// Exact values: d/dx of 3x² + 1 − x at x = 2 is 6x − 1 = 11; the second derivative is 6.
 #[test]
-fn exact_derivatives_through_passive_constants() {
-    let f = |x: Dual<Dual<f64>>| (x * x).scale(3.0).shift(1.0) - x;
-    let g = |x: Dual<Dual<f64>>| (x * x).scale(3.0) + x.sub_from(1.0);
+fn exact_derivatives_through_constants() {
+    let f = |x: Dual<Dual<f64>>| x * x * 3.0 + 1.0 - x;
+    let g = |x: Dual<Dual<f64>>| 3.0 * (x * x) + (1.0 - x);
     let x = Dual::new(Dual::new(2.0, 1.0), Dual::new(1.0, 0.0));
     for y in [f(x), g(x)] {
         assert_eq!(nested(y), [11.0, 11.0, 11.0, 6.0]);

@@ -320,7 +320,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
 /// impl Function for Rosenbrock {
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
 ///         let (a, b) = (T::one() - x[0], x[1] - x[0] * x[0]);
-///         vec![a * a + T::constant(100.0) * b * b]
+///         vec![a * a + b * b * 100.0]
 ///     }
 /// }
 /// let mut p = PreparedGradient::new(Rosenbrock, &[0.0, 0.0])?;

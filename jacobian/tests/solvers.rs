@@ -49,7 +49,7 @@ impl Function for Rosenbrock {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
         let terms = x.windows(2).map(|w| {
             let (a, b) = (T::one() - w[0], w[1] - w[0] * w[0]);
-            a * a + T::constant(100.0) * b * b
+            a * a + b * b * 100.0
         });
         vec![terms.sum()]
     }

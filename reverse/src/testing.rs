@@ -1,7 +1,6 @@
 //! Recordings the unit tests share.
 
 use crate::{Recording, Tape, Var};
-use shared_ops::Op;
 
 /// Rosenbrock's function of n inputs (the benchmark's input, `workloads::rosenbrock` written
 /// out), recorded on a replayable tape and re-evaluated once, so that its levels, schedule and
@@ -13,8 +12,8 @@ pub fn rosenbrock_replayed(n: usize) -> (Recording, Vec<Var>, Var) {
     let y: Var = x
         .windows(2)
         .map(|w| {
-            let (a, b) = (w[0].sub_from(1.0), w[1] - w[0] * w[0]);
-            a * a + (b * b).scale(100.0)
+            let (a, b) = (Var::constant(1.0) - w[0], w[1] - w[0] * w[0]);
+            a * a + b * b * 100.0
         })
         .sum();
     let mut rec = tape.finish();

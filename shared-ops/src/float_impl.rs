@@ -13,8 +13,8 @@
 /// and what a `test` (`is_nan`, `is_sign_negative`, …: the method's name and its result) does
 /// besides returning its result (default: nothing; a tape keeps it as a guard too).
 /// The type must itself implement `Op`, `Zero`, `One`, `Copy`, `Default`, `Debug`, `Display`,
-/// `From<inner>` and an inherent `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one
-/// three-argument rule). Comparisons look at the primal only, as a user of `f64` expects;
+/// `From<inner>`, the arithmetic with `f64` constants (by [`impl_constant_ops!`]) and an
+/// inherent `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one three-argument rule). Comparisons look at the primal only, as a user of `f64` expects;
 /// `==` is `partial_cmp` giving `Equal`.
 ///
 /// It is a macro because of the orphan rule: only the crate that defines a number type may
@@ -89,10 +89,11 @@
 /// }
 ///
 /// shared_ops::impl_float_via_rules!(impl [] for D, inner f64, primal |s| s.v);
+/// shared_ops::impl_constant_ops!(impl [] for D, by constant);
 ///
 /// // Every operator and `Float` method now differentiates through the rule table.
 /// let x = D { v: 2.0, d: 1.0 };
-/// let y = x.sin() * x + x.powi(3) / D::constant(3.0);
+/// let y = x.sin() * x + x.powi(3) / 3.0;
 /// assert_eq!(y.d, 2.0_f64.cos() * 2.0 + 2.0_f64.sin() + 4.0);
 /// assert!(x > D::constant(1.0));
 /// ```
@@ -298,4 +299,104 @@ macro_rules! impl_float_via_rules {
             $crate::Op::apply2(self, other, $crate::rules::$rule)
         }
     )*};
+}
+
+/// The arithmetic of an AD number with `f64` constants that [`Op`](crate::Op) asks for: `x ∘ c`
+/// and `x ∘= c` for `∘` in `+ − · /`, and `c ∘ x` for concrete code. A number type writes
+/// `x ∘ c` itself where it can skip the constant's zero derivative (a dual scales its tangent),
+/// and this macro the rest: the assignments and `c ∘ x` from it (`c + x` and `c·x` as `x + c`
+/// and `x·c`, which IEEE arithmetic makes the same bits; `c − x` and `c / x` by
+/// [`Op::constant`](crate::Op::constant)). With `by constant`, `x ∘ c` too, as `x ∘
+/// Self::constant(c)`.
+///
+/// `forward::Dual` writes `x · c` itself (scaling its tangent) and calls the macro for the rest;
+/// the minimal dual `D` of [`impl_float_via_rules!`]'s example (compiled and run there) takes
+/// them all by constant: `shared_ops::impl_constant_ops!(impl [] for D, by constant);`.
+#[macro_export]
+macro_rules! impl_constant_ops {
+    (impl [$($gen:tt)*] for $ty:ty, by constant) => {
+        impl<$($gen)*> core::ops::Add<f64> for $ty {
+            type Output = $ty;
+            #[inline(always)]
+            fn add(self, c: f64) -> $ty {
+                self + <$ty as $crate::Op>::constant(c)
+            }
+        }
+        impl<$($gen)*> core::ops::Sub<f64> for $ty {
+            type Output = $ty;
+            #[inline(always)]
+            fn sub(self, c: f64) -> $ty {
+                self - <$ty as $crate::Op>::constant(c)
+            }
+        }
+        impl<$($gen)*> core::ops::Mul<f64> for $ty {
+            type Output = $ty;
+            #[inline(always)]
+            fn mul(self, c: f64) -> $ty {
+                self * <$ty as $crate::Op>::constant(c)
+            }
+        }
+        impl<$($gen)*> core::ops::Div<f64> for $ty {
+            type Output = $ty;
+            #[inline(always)]
+            fn div(self, c: f64) -> $ty {
+                self / <$ty as $crate::Op>::constant(c)
+            }
+        }
+        $crate::impl_constant_ops!(impl [$($gen)*] for $ty);
+    };
+    (impl [$($gen:tt)*] for $ty:ty) => {
+        impl<$($gen)*> core::ops::AddAssign<f64> for $ty {
+            #[inline(always)]
+            fn add_assign(&mut self, c: f64) {
+                *self = *self + c;
+            }
+        }
+        impl<$($gen)*> core::ops::SubAssign<f64> for $ty {
+            #[inline(always)]
+            fn sub_assign(&mut self, c: f64) {
+                *self = *self - c;
+            }
+        }
+        impl<$($gen)*> core::ops::MulAssign<f64> for $ty {
+            #[inline(always)]
+            fn mul_assign(&mut self, c: f64) {
+                *self = *self * c;
+            }
+        }
+        impl<$($gen)*> core::ops::DivAssign<f64> for $ty {
+            #[inline(always)]
+            fn div_assign(&mut self, c: f64) {
+                *self = *self / c;
+            }
+        }
+        impl<$($gen)*> core::ops::Add<$ty> for f64 {
+            type Output = $ty;
+            #[inline(always)]
+            fn add(self, x: $ty) -> $ty {
+                x + self
+            }
+        }
+        impl<$($gen)*> core::ops::Mul<$ty> for f64 {
+            type Output = $ty;
+            #[inline(always)]
+            fn mul(self, x: $ty) -> $ty {
+                x * self
+            }
+        }
+        impl<$($gen)*> core::ops::Sub<$ty> for f64 {
+            type Output = $ty;
+            #[inline(always)]
+            fn sub(self, x: $ty) -> $ty {
+                <$ty as $crate::Op>::constant(self) - x
+            }
+        }
+        impl<$($gen)*> core::ops::Div<$ty> for f64 {
+            type Output = $ty;
+            #[inline(always)]
+            fn div(self, x: $ty) -> $ty {
+                <$ty as $crate::Op>::constant(self) / x
+            }
+        }
+    };
 }

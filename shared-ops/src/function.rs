@@ -16,7 +16,7 @@ use crate::{Error, Op};
 /// impl Function for Linear {
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
 ///         (0..self.m)
-///             .map(|i| (0..self.n).map(|j| T::constant(self.a[i * self.n + j]) * x[j]).sum())
+///             .map(|i| (0..self.n).map(|j| x[j] * self.a[i * self.n + j]).sum())
 ///             .collect()
 ///     }
 ///     fn sizes(&self) -> Option<(usize, usize)> {

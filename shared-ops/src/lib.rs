@@ -10,10 +10,9 @@
 //!   [`num_traits::Float`] plus the assign operators, `Sum`, `Product`, formatting and `'static`,
 //!   plus what AD needs: lifting an `f64` constant ([`Op::constant`]), reading the innermost
 //!   value ([`Op::value`]) and applying a derivative rule ([`Op::apply1`], [`Op::apply2`]).
-//!   `f32` and `f64` implement it at zero cost; `forward::Dual<T>` and `reverse::Var` too.
-//!   An operand known to be a constant can say so ([`Op::scale`], [`Op::shift`],
-//!   [`Op::sub_from`]: `c·x`, `x + c`, `c − x`), which spares forward mode the products with its
-//!   zero tangent.
+//!   Arithmetic with an `f64` constant on the right (`x * 2.0`, `x + 1.0`, …) is part of it,
+//!   so that forward mode forms no zero tangent for the constant. `f64` implements it at zero
+//!   cost; `forward::Dual<T>` and `reverse::Var` too.
 //! * [`rules`]: the table of derivative rules, one line per elementary function, generic over the
 //!   number type so that the same rule serves nested duals (higher derivatives), each row with
 //!   its Taylor recurrence beside it.
@@ -40,7 +39,7 @@
 //!         .map(|w| {
 //!             let a = T::one() - w[0];
 //!             let b = w[1] - w[0] * w[0];
-//!             a * a + T::constant(100.0) * b * b
+//!             a * a + b * b * 100.0
 //!         })
 //!         .sum()
 //! }

@@ -5,12 +5,20 @@
 
 use core::fmt::{Debug, Display};
 use core::iter::{Product, Sum};
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Sub, SubAssign};
 use num_traits::{Float, NumAssign};
 
 /// The number interface that user functions are written against.
 ///
 /// Write `fn f<T: Op>(x: &[T]) -> Vec<T>` once; call it with `f64` for the value, with
 /// `forward::Dual<f64>` for a tangent, with `reverse::Var` to record a tape.
+///
+/// Arithmetic with an `f64` constant on the right (`x * 2.0`, `x + 1.0`, `x - 1.0`, `x / 2.0`,
+/// and `x *= 2.0`, …) is part of the interface: every number implements it knowing that the
+/// constant carries no derivative, so forward mode forms no zero tangent for it and a tape
+/// records no constant (`x + 1.0` shares `x`'s node). It gives what the same operation with
+/// [`Op::constant`] gives. A constant on the left is written `T::constant(c) - x` (or
+/// `T::one() - x`).
 ///
 /// Zero has two meanings here, kept apart. [`num_traits::Zero::is_zero`] answers as it does for
 /// `f64`: is the primal value zero? That is what user code and nalgebra branch on (a decision,
@@ -22,13 +30,30 @@ use num_traits::{Float, NumAssign};
 /// use shared_ops::Op;
 ///
 /// fn f<T: Op>(x: T) -> T {
-///     x.sin() * T::constant(2.0) + x.powi(2)
+///     x.sin() * 2.0 + x.powi(2) - 1.0
 /// }
-/// assert_eq!(f(0.0_f64), 0.0);
-/// assert_eq!(f(1.5_f32).value(), f(1.5_f32) as f64);
+/// assert_eq!(f(0.0_f64), -1.0);
+/// assert_eq!(f(1.5_f64).value(), 1.5_f64.sin() * 2.0 + 1.25);
 /// ```
 pub trait Op:
-    Float + NumAssign + Sum + Product + Debug + Display + Default + Send + Sync + 'static
+    Float
+    + NumAssign
+    + Sum
+    + Product
+    + Debug
+    + Display
+    + Default
+    + Send
+    + Sync
+    + 'static
+    + Add<f64, Output = Self>
+    + Sub<f64, Output = Self>
+    + Mul<f64, Output = Self>
+    + Div<f64, Output = Self>
+    + AddAssign<f64>
+    + SubAssign<f64>
+    + MulAssign<f64>
+    + DivAssign<f64>
 {
     /// Lifts an `f64` constant (its derivative is zero in every mode).
     fn constant(c: f64) -> Self;
@@ -40,7 +65,7 @@ pub trait Op:
     /// derivative it carries) and does not depend on any input: a constant zero, an unseeded
     /// tangent, an adjoint that nothing has reached. The structural-zero convention of
     /// [`rules`] skips products with it, so `0 · ∞` contributes nothing, and a tape never
-    /// records such a product. For `f32` and `f64` it is `== 0`; a tape variable of value 0 is
+    /// records such a product. For `f64` it is `== 0`; a tape variable of value 0 is
     /// not one (its derivatives live on the tape), nor a dual whose tangent is not zero.
     ///
     /// ```
@@ -57,64 +82,12 @@ pub trait Op:
     /// Applies a two-argument derivative rule to `(self, other)`.
     fn apply2<R: Binary>(self, other: Self, rule: R) -> Self;
 
-    /// `c·self` for an `f64` constant `c`: the product with [`Op::constant`]`(c)`, told that
-    /// the factor is a constant.
-    ///
-    /// The value and derivatives are those of `self * T::constant(c)` (a zero derivative may
-    /// differ in sign, and a Taylor coefficient that the product's recurrence would make NaN
-    /// through `∞·0` is the convention's value). What changes is the work: a constant's
-    /// tangent is zero, but forward mode cannot skip the product `0 · value` it would meet in
-    /// `self * T::constant(c)`, since `0 · ∞` is not 0 in floating point; here the constant's
-    /// tangent is never formed. Duals, their lanes and Taylor numbers scale their components;
-    /// a tape records the node it records for the product (`f32`, `f64` and tape variables
-    /// take this default).
-    ///
-    /// Measured on Rosenbrock at n = 1000 (criterion, `rosenbrock_n=1000/jvp_eval`): written
-    /// with `scale` and [`Op::sub_from`], f on the duals of a jvp took 1.85 µs against 2.33 µs
-    /// with `T::constant` (0.80×); see the README, *Forward mode*.
-    ///
-    /// ```
-    /// use shared_ops::Op;
-    /// fn f<T: Op>(x: T) -> T {
-    ///     (x * x).scale(3.0) // 3x²
-    /// }
-    /// assert_eq!(f(2.0_f64), 12.0);
-    /// ```
-    #[inline(always)]
-    fn scale(self, c: f64) -> Self {
-        self * Self::constant(c)
-    }
-
-    /// `self + c` for an `f64` constant `c`: the sum with [`Op::constant`]`(c)`, its
-    /// derivatives `self`'s (see [`Op::scale`] for why it is cheaper).
-    ///
-    /// ```
-    /// use shared_ops::Op;
-    /// assert_eq!(2.0_f64.shift(0.5), 2.5);
-    /// ```
-    #[inline(always)]
-    fn shift(self, c: f64) -> Self {
-        self + Self::constant(c)
-    }
-
-    /// `c − self` for an `f64` constant `c`: the difference with [`Op::constant`]`(c)`, its
-    /// derivatives those of `−self` (see [`Op::scale`] for why it is cheaper).
-    ///
-    /// ```
-    /// use shared_ops::Op;
-    /// assert_eq!(0.25_f64.sub_from(1.0), 0.75); // 1 − x
-    /// ```
-    #[inline(always)]
-    fn sub_from(self, c: f64) -> Self {
-        Self::constant(c) - self
-    }
-
     /// Whether forward-mode numbers built on this type skip tangents that are structural zeros
     /// ([`Op::is_structural_zero`]) instead of multiplying and adding them. That changes no
     /// value (a zero tangent contributes exactly zero by the convention of [`rules`]), only the
     /// sign of a zero tangent and the work: `true` (the default) for numbers whose arithmetic
     /// is recorded or costly, such as tape variables, which would otherwise record every zero
-    /// tangent of a reverse-over-forward sweep; `false` for `f32` and `f64`, where a vectorised
+    /// tangent of a reverse-over-forward sweep; `false` for `f64`, where a vectorised
     /// multiply is cheaper than a test. Duals and Taylor numbers inherit it from the type one
     /// level down (measured: testing the zero lanes of `DualVec<DualVec<f64, 8>, 8>` made
     /// forward-over-forward Hessians 1.6× slower).
@@ -126,7 +99,7 @@ pub trait Op:
     const SPARSE_TANGENTS: bool = true;
 
     /// Whether any component is NaN: the value and, for a number that carries derivatives,
-    /// every derivative it carries (for `f32` and `f64`, [`Float::is_nan`]).
+    /// every derivative it carries (for `f64`, [`Float::is_nan`]).
     ///
     /// Forward mode computes each operation's tangents as plain multiply-adds and tests this
     /// once on the result: only a NaN can hide a product that the structural-zero convention
@@ -209,7 +182,7 @@ macro_rules! plain_float {
         }
     )*};
 }
-plain_float!(f32, f64);
+plain_float!(f64);
 
 /// A one-argument rule: value and derivative at `x`, and optionally its Taylor recurrence.
 ///
@@ -283,10 +256,10 @@ pub trait Unary: Copy + Send + Sync + 'static {
     }
 
     /// The rule at many points: `y[i] = f(x[i])` and, when `d` is given, `d[i] = f'(x[i])`.
-    /// Array code calls this (`reverse`'s tensors apply every rule through it).
+    /// Array code calls this (the `tensor` crate applies every rule through it).
     ///
     /// The provided method calls [`eval`](Unary::eval) point by point. A row of the table may
-    /// name a kernel that the compiler vectorises for `f32` and `f64` slices (`tanh` does, in
+    /// name a kernel that the compiler vectorises for `f64` slices (`tanh` does, in
     /// `rules/slices.rs`): its values and partials then meet the table's accuracy,
     /// within 2 and 4 ulps of the exact ones, but need not equal `eval`'s bit for bit, whose
     /// values come from the platform's `libm`.
@@ -309,6 +282,37 @@ pub trait Unary: Copy + Send + Sync + 'static {
     /// If `y` or `d` is not as long as `x`.
     fn eval_slice<T: Op>(self, x: &[T], y: &mut [T], d: Option<&mut [T]>) {
         each(self, x, y, d);
+    }
+
+    /// [`eval_slice`](Unary::eval_slice) for `f32` slices (`f32` is no [`Op`]: it carries no
+    /// `f64` constant exactly): each point by the rule in `f64`, rounded, or by a row's kernel
+    /// for `f32` (`tanh`'s), within an `f32` ulp.
+    ///
+    /// ```
+    /// use shared_ops::{rules::Exp, Unary};
+    /// let (mut y, mut d) = ([0.0_f32; 2], [0.0_f32; 2]);
+    /// Exp.eval_slice_f32(&[0.0, 1.0], &mut y, Some(&mut d));
+    /// assert_eq!((y, d), ([1.0, 1.0_f64.exp() as f32], [1.0, 1.0_f64.exp() as f32]));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `y` or `d` is not as long as `x`.
+    fn eval_slice_f32(self, x: &[f32], y: &mut [f32], d: Option<&mut [f32]>) {
+        check_lengths(x.len(), y.len(), d.as_deref().map(<[f32]>::len));
+        match d {
+            Some(d) => {
+                for ((x, y), d) in x.iter().zip(y.iter_mut()).zip(d.iter_mut()) {
+                    let (v, p) = self.eval(f64::from(*x));
+                    (*y, *d) = (v as f32, p as f32);
+                }
+            }
+            None => {
+                for (x, y) in x.iter().zip(y.iter_mut()) {
+                    *y = self.eval(f64::from(*x)).0 as f32;
+                }
+            }
+        }
     }
 }
 

@@ -186,7 +186,7 @@ pub fn powf<T: Op, const N: usize>(x: &[T; N], r: T, y0: T) -> [T; N] {
     y[0] = y0;
     for k in 1..N {
         let s: T = (1..=k)
-            .map(|j| prod(r * num(j) - num(k - j), prod(x[j], y[k - j])))
+            .map(|j| prod(r * j as f64 - (k - j) as f64, prod(x[j], y[k - j])))
             .sum();
         y[k] = s / (num::<T>(k) * x[0]);
     }
@@ -216,7 +216,7 @@ pub fn ln<T: Op, const N: usize>(x: &[T; N]) -> [T; N] {
     y[0] = x[0].ln();
     for k in 1..N {
         let s: T = (1..k).map(|j| prod(num(k - j), prod(x[j], y[k - j]))).sum();
-        y[k] = (x[k] - s / num(k)) / x[0];
+        y[k] = (x[k] - s / k as f64) / x[0];
     }
     y
 }
@@ -252,8 +252,8 @@ fn trig_pair<T: Op, const N: usize>(x: &[T; N], (s0, c0): (T, T), sign: T) -> ([
     for k in 1..N {
         let ds: T = (1..=k).map(|j| prod(jx[j], c[k - j])).sum();
         let dc: T = (1..=k).map(|j| prod(jx[j], s[k - j])).sum();
-        s[k] = ds / num(k);
-        c[k] = sign * dc / num(k);
+        s[k] = ds / k as f64;
+        c[k] = sign * dc / k as f64;
     }
     (s, c)
 }
@@ -290,7 +290,7 @@ pub fn integrate<T: Op, const N: usize>(x: &[T; N], y0: T, d: &[T; N]) -> [T; N]
         if k == 0 {
             y0
         } else {
-            (1..=k).map(|j| prod(jx[j], d[k - j])).sum::<T>() / num(k)
+            (1..=k).map(|j| prod(jx[j], d[k - j])).sum::<T>() / k as f64
         }
     })
 }
@@ -318,7 +318,7 @@ pub fn integrate2<T: Op, const N: usize>(
             (1..=k)
                 .map(|j| prod(ja[j], da[k - j]) + prod(jb[j], db[k - j]))
                 .sum::<T>()
-                / num(k)
+                / k as f64
         }
     })
 }
@@ -345,7 +345,7 @@ pub fn integrate_with<T: Op, const N: usize>(
         if k >= 2 {
             d[k - 1] = next_d(&y, k - 1);
         }
-        y[k] = (1..=k).map(|j| prod(jx[j], d[k - j])).sum::<T>() / num(k);
+        y[k] = (1..=k).map(|j| prod(jx[j], d[k - j])).sum::<T>() / k as f64;
     }
     y
 }
@@ -481,7 +481,7 @@ fn pow_at_zero<T: Op, const N: usize>(a: &[T; N], b: &[T; N]) -> [T; N] {
     let mut below = [T::zero(); N]; // a^{b−ℓ−1}, the level below
     for l in (0..N).rev() {
         let mut e = *b;
-        e[0] = b[0] - num(l);
+        e[0] = b[0] - l as f64;
         let p0 = a[0].powf(e[0]);
         let da = if e[0] == T::zero() {
             [T::zero(); N]

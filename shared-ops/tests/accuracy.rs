@@ -186,7 +186,7 @@ fn the_vectorised_kernels_are_as_accurate_as_the_table() {
 
     let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
     let (mut y32, mut d32) = (vec![0.0_f32; x.len()], vec![0.0_f32; x.len()]);
-    Tanh.eval_slice(&x32, &mut y32, Some(&mut d32));
+    Tanh.eval_slice_f32(&x32, &mut y32, Some(&mut d32));
     for (i, &x) in x32.iter().enumerate() {
         // f64's libm and rule are far finer than f32's ulp: a reference for the f32 point.
         let (want_y, want_d) = Tanh.eval(f64::from(x));
@@ -249,7 +249,7 @@ fn the_f32_kernel_is_within_an_f32_ulp_everywhere() {
         .collect();
     assert!(x.len() > 200_000, "{} points", x.len());
     let (mut y, mut d) = (vec![0.0_f32; x.len()], vec![0.0_f32; x.len()]);
-    Tanh.eval_slice(&x, &mut y, Some(&mut d));
+    Tanh.eval_slice_f32(&x, &mut y, Some(&mut d));
     let ulp32 = |v: f64| f64::from(f32::EPSILON) * v.abs().max(f64::from(f32::MIN_POSITIVE));
     let mut misses = Vec::new();
     for (i, &a) in x.iter().enumerate() {

@@ -185,10 +185,15 @@ fn kink_conventions() {
 }
 
 #[test]
-fn plain_floats_are_the_plain_functions() {
+fn the_plain_float_is_the_plain_function() {
     use shared_ops::Op;
     assert_eq!(2.0_f64.apply1(Sin), 2.0_f64.sin());
-    assert_eq!(2.0_f32.apply2(3.0, Powf), 2.0_f32.powf(3.0));
-    assert_eq!(f32::constant(0.1), 0.1_f32);
-    assert_eq!(1.5_f32.value(), 1.5);
+    assert_eq!(2.0_f64.apply2(3.0, Powf), 2.0_f64.powf(3.0));
+    assert_eq!(f64::constant(0.1), 0.1_f64);
+    assert_eq!(1.5_f64.value(), 1.5);
+    // The arithmetic with f64 constants that `Op` asks for is the plain arithmetic.
+    fn affine<T: Op>(x: T) -> T {
+        (x * 2.0 + 1.0 - 0.5) / 4.0
+    }
+    assert_eq!(affine(3.0_f64), (3.0 * 2.0 + 1.0 - 0.5) / 4.0);
 }

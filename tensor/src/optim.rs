@@ -57,14 +57,14 @@ impl<T: Element> Sgd<T> {
         Sgd {
             velocity: vec![None; params.len()],
             params,
-            lr: T::constant(lr),
+            lr: T::from_f64(lr),
             momentum: T::zero(),
         }
     }
 
     /// With momentum `mu` (0.9 is usual).
     pub fn momentum(mut self, mu: f64) -> Self {
-        self.momentum = T::constant(mu);
+        self.momentum = T::from_f64(mu);
         self
     }
 
@@ -131,22 +131,22 @@ impl<T: Element> Adam<T> {
         Adam {
             moments: vec![None; params.len()],
             params,
-            lr: T::constant(lr),
-            betas: (T::constant(0.9), T::constant(0.999)),
-            eps: T::constant(1e-8),
+            lr: T::from_f64(lr),
+            betas: (T::from_f64(0.9), T::from_f64(0.999)),
+            eps: T::from_f64(1e-8),
             steps: 0,
         }
     }
 
     /// Other decay rates of the two moments.
     pub fn betas(mut self, beta1: f64, beta2: f64) -> Self {
-        self.betas = (T::constant(beta1), T::constant(beta2));
+        self.betas = (T::from_f64(beta1), T::from_f64(beta2));
         self
     }
 
     /// Another ε (added to √v̂ so that the step stays bounded).
     pub fn eps(mut self, eps: f64) -> Self {
-        self.eps = T::constant(eps);
+        self.eps = T::from_f64(eps);
         self
     }
 

@@ -69,7 +69,7 @@ unary! {
     /// ∛(2 + s)
     CbrtShifted |u, s| (k::<T>(2.0) + s).cbrt(),
     /// ∛u · 0 + ∛(2 + s): an infinite slope at u = 0 times a constant zero.
-    CbrtTimesZero |u, s| u.cbrt() * k(0.0) + (k::<T>(2.0) + s).cbrt(),
+    CbrtTimesZero |u, s| u.cbrt() * k::<T>(0.0) + (k::<T>(2.0) + s).cbrt(),
     /// eˢ
     Exp |u, s| s.exp(),
     /// e²ˢ
@@ -153,7 +153,7 @@ unary! {
     /// u¹
     Powi1 |u, s| u.powi(1),
     /// u² − fract(u) · 0: a jump times a constant zero.
-    SquareMinusFract |u, s| u * u - u.fract() * k(0.0),
+    SquareMinusFract |u, s| u * u - u.fract() * k::<T>(0.0),
 }
 
 impl Unary {

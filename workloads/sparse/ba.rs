@@ -243,8 +243,8 @@ impl Function for BaBlock {
         let proj = project(&x[..11], &x[11..14]);
         let w = x[14];
         vec![
-            w * (proj[0] - c(self.feature[0])),
-            w * (proj[1] - c(self.feature[1])),
+            w * (proj[0] - self.feature[0]),
+            w * (proj[1] - self.feature[1]),
         ]
     }
     fn sizes(&self) -> Option<(usize, usize)> {

@@ -43,7 +43,7 @@ pub struct Hessian {
 /// impl Function for Rosenbrock {
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
 ///         let (a, b) = (T::one() - x[0], x[1] - x[0] * x[0]);
-///         vec![a * a + T::constant(100.0) * b * b]
+///         vec![a * a + b * b * 100.0]
 ///     }
 /// }
 /// let h = jacobian::hessian(&Rosenbrock, &[1.0, 1.0])?;

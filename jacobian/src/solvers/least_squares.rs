@@ -26,7 +26,7 @@ use nalgebra::{DMatrix, DVector, Dyn, Owned};
 ///     fn eval<T: Op>(&self, p: &[T]) -> Vec<T> {
 ///         let (a, b) = (p[0], p[1]);
 ///         let r = self.t.iter().zip(&self.y);
-///         r.map(|(&t, &y)| a * (b * T::constant(t)).exp() - T::constant(y)).collect()
+///         r.map(|(&t, &y)| a * (b * t).exp() - y).collect()
 ///     }
 /// }
 ///
@@ -68,7 +68,7 @@ impl<F: Function + Sync> LeastSquares<F> {
     /// struct Line;
     /// impl Function for Line {
     ///     fn eval<T: Op>(&self, p: &[T]) -> Vec<T> {
-    ///         vec![p[0] - T::constant(1.0), p[0] + p[1]]
+    ///         vec![p[0] - 1.0, p[0] + p[1]]
     ///     }
     /// }
     /// let problem = LeastSquares::with_mode(Line, &[0.0, 0.0], Mode::Reverse)?;

@@ -32,7 +32,7 @@ use nalgebra::{DMatrix, DVector};
 /// impl Function for Valley {
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
 ///         let (a, b) = (x[0] - T::one(), x[1] - x[0] * x[0]);
-///         vec![a * a + T::constant(10.0) * b * b]
+///         vec![a * a + b * b * 10.0]
 ///     }
 /// }
 ///

@@ -139,7 +139,7 @@ impl fmt::Display for SparseHessianPlan {
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
 ///         vec![x.windows(2).map(|w| {
 ///             let (a, b) = (T::one() - w[0], w[1] - w[0] * w[0]);
-///             a * a + T::constant(100.0) * b * b
+///             a * a + b * b * 100.0
 ///         }).sum()]
 ///     }
 /// }

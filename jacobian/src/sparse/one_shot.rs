@@ -21,7 +21,7 @@ use shared_ops::{Error, Function};
 ///         let n = x.len();
 ///         let at = |i: usize| if i < n { x[i] } else { T::zero() };
 ///         (0..n)
-///             .map(|i| at(i.wrapping_sub(1)) - T::constant(2.0) * x[i] + at(i + 1) + x[i].sin())
+///             .map(|i| at(i.wrapping_sub(1)) - x[i] * 2.0 + at(i + 1) + x[i].sin())
 ///             .collect()
 ///     }
 /// }

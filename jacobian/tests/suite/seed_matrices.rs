@@ -271,7 +271,7 @@ fn jvps_of_other_lengths_and_nested_jvps() {
             }
             let (_, c) = jacobian::jvp(&Inner, &[2.0, 3.0], &[1.0, 0.0]).unwrap();
             let sum = x.iter().fold(T::zero(), |s, &xi| s + xi * xi);
-            vec![sum, x[0].scale(c[0])]
+            vec![sum, x[0] * c[0]]
         }
     }
     for n in [9, 2, 5, 1, 9] {

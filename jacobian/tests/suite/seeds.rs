@@ -10,7 +10,7 @@ fn seed_1_square_plus_three() {
     // x = 2, y = x², z = y + 3.
     fn z<T: Op>(x: T) -> T {
         let y = x * x;
-        y + T::constant(3.0)
+        y + 3.0
     }
     assert_eq!(derivative(z, 2.0), (7.0, 4.0));
     let tape = Tape::new();

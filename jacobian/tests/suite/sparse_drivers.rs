@@ -282,7 +282,7 @@ impl Function for Tridiagonal {
         let n = x.len();
         let at = |i: usize| if i < n { x[i] } else { T::zero() };
         (0..n)
-            .map(|i| at(i.wrapping_sub(1)) - T::constant(2.0) * x[i] + at(i + 1) + x[i].sin())
+            .map(|i| at(i.wrapping_sub(1)) - x[i] * 2.0 + at(i + 1) + x[i].sin())
             .collect()
     }
 }
@@ -631,7 +631,7 @@ fn the_sparse_hessian_of_rosenbrock_matches_the_formula() {
                 x.windows(2)
                     .map(|w| {
                         let (a, b) = (T::one() - w[0], w[1] - w[0] * w[0]);
-                        a * a + T::constant(100.0) * b * b
+                        a * a + b * b * 100.0
                     })
                     .sum(),
             ]
@@ -695,7 +695,7 @@ fn local_hessian_detection_follows_a_branch_on_constant_arithmetic() {
     struct Affine;
     impl Function for Affine {
         fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-            let z = x[0].scale(2.0).shift(1.0) - T::constant(3.0); // 2x₀ − 2
+            let z = x[0] * 2.0 + 1.0 - 3.0; // 2x₀ − 2
             let w = T::constant(4.0) * x[0] - T::constant(8.0) + T::constant(0.5) * z; // 5x₀ − 9
             vec![if z > T::zero() && w > T::zero() {
                 x[1] * x[1]

@@ -34,7 +34,7 @@
 //!         (1, 1) // one state component, one parameter
 //!     }
 //!     fn step<T: Op>(&self, _i: usize, k: &[T], y: &[T], next: &mut [T]) {
-//!         next[0] = y[0] - T::constant(self.h) * k[0] * y[0];
+//!         next[0] = y[0] - k[0] * y[0] * self.h;
 //!     }
 //!     fn output<T: Op>(&self, _k: &[T], y: &[T]) -> T {
 //!         y[0]

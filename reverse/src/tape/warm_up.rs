@@ -26,13 +26,13 @@ pub fn warm_up(inputs: usize, nodes: usize) {
     warm_up_for::<f64>(inputs, nodes);
 }
 
-/// [`warm_up`] for a tape of another scalar type `T` (a `Tape<f32>`, a `Tape<Dual<f64>>`).
+/// [`warm_up`] for a tape of another scalar type `T` (a `Tape<Dual<f64>>`, a `Tape<Var>`).
 ///
 /// ```
 /// use shared_ops::memory;
 /// memory::release_memory();
-/// reverse::warm_up_for::<f32>(10, 1_000);
-/// assert!(memory::spare_bytes() >= 1_000 * (4 + 8 + 4 + 4));
+/// reverse::warm_up_for::<forward::Dual<f64>>(10, 1_000);
+/// assert!(memory::spare_bytes() >= 1_000 * (4 + 16 + 4 + 16));
 /// ```
 pub fn warm_up_for<T: Op>(inputs: usize, nodes: usize) {
     let mut data = take::<TapeData<T>>();

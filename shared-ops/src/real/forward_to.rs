@@ -110,6 +110,7 @@ pub(super) use constants;
 /// # }
 /// #
 /// # shared_ops::impl_float_via_rules!(impl [] for D, inner f64, primal |s| s.v);
+/// # shared_ops::impl_constant_ops!(impl [] for D, by constant);
 /// // The minimal dual `D` of `impl_float_via_rules!`'s example, made a nalgebra scalar:
 /// shared_ops::impl_real_field!(impl [] for D);
 ///

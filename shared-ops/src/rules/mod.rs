@@ -105,7 +105,7 @@ use crate::Op;
 macro_rules! unary {
     ($(
         $(#[$doc:meta])* $name:ident $label:literal $($marker:ident)? |$x:ident| $body:expr,
-        $(slice $kernel:ident,)?
+        $(slice $kernel:ident $kernel_f32:ident,)?
         taylor |$s:ident| $series:expr;
     )*) => {$(
         $(#[$doc])*
@@ -131,6 +131,11 @@ macro_rules! unary {
                     if !$crate::rules::slices::$kernel(x, y, d.as_deref_mut()) {
                         $crate::op::each(self, x, y, d);
                     }
+                }
+                #[inline(always)]
+                fn eval_slice_f32(self, x: &[f32], y: &mut [f32], d: Option<&mut [f32]>) {
+                    $crate::op::check_lengths(x.len(), y.len(), d.as_deref().map(<[f32]>::len));
+                    $crate::rules::slices::$kernel_f32(x, y, d);
                 }
             )?
         }

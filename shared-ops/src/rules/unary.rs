@@ -42,7 +42,7 @@ fn shift<T: Op, const N: usize>(s: f64, x: &[T; N]) -> [T; N] {
 
 /// The logarithm to base b from the series of `ln`: value `y0`, coefficients divided by `ln b`.
 fn log_base<T: Op, const N: usize>(y0: T, ln: [T; N], ln_b: f64) -> [T; N] {
-    let mut y = ln.map(|v| v / c(ln_b));
+    let mut y = ln.map(|v| v / ln_b);
     y[0] = y0;
     y
 }
@@ -64,9 +64,9 @@ unary! {
     Exp "exp" |x| { let y = x.exp(); (y, y) },
         taylor |x| series::exp(x);
     /// 2ᵃ.
-    Exp2 "exp2" |x| { let y = x.exp2(); (y, y * c(core::f64::consts::LN_2)) },
+    Exp2 "exp2" |x| { let y = x.exp2(); (y, y * core::f64::consts::LN_2) },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| {
-            y[m] * c(core::f64::consts::LN_2)
+            y[m] * core::f64::consts::LN_2
         });
     /// eᵃ − 1, accurate near 0. The derivative eᵃ is y + 1 where that does not cancel
     /// (y ≥ −½), else eᵃ itself.
@@ -79,10 +79,10 @@ unary! {
     Ln "ln" |x| (x.ln(), x.recip()),
         taylor |x| series::ln(x);
     /// log₂ a.
-    Log2 "log2" |x| (x.log2(), x.recip() * c(core::f64::consts::LOG2_E)),
+    Log2 "log2" |x| (x.log2(), x.recip() * core::f64::consts::LOG2_E),
         taylor |x| log_base(x[0].log2(), series::ln(x), core::f64::consts::LN_2);
     /// log₁₀ a.
-    Log10 "log10" |x| (x.log10(), x.recip() * c(core::f64::consts::LOG10_E)),
+    Log10 "log10" |x| (x.log10(), x.recip() * core::f64::consts::LOG10_E),
         taylor |x| log_base(x[0].log10(), series::ln(x), core::f64::consts::LN_10);
     /// ln(1 + a), accurate near 0.
     Ln1p "ln_1p" |x| (x.ln_1p(), (T::one() + x).recip()),
@@ -131,13 +131,13 @@ unary! {
         let d = if x.value().abs() < 0.55 {
             T::one() - y * y
         } else {
-            let p = (x.abs() * c(-2.0)).exp();
+            let p = (x.abs() * -2.0).exp();
             let q = T::one() + p;
             c::<T>(4.0) * p / (q * q)
         };
         (y, d)
     },
-        slice tanh,
+        slice tanh tanh_f32,
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| -series::square_at(y, m));
     /// asinh a; √(a² + 1) as `hypot`, which does not overflow.
     Asinh "asinh" |x| (x.asinh(), x.hypot(T::one()).recip()),

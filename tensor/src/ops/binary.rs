@@ -117,7 +117,7 @@ impl<T: Element> Tensor<T> {
             let (a, b) = (self.read(), other.read());
             let (a, b) = (a.view(), b.view());
             let shape = broadcast_shapes(op, a.shape(), b.shape())?;
-            zip2(&a, &b, &shape, |x, y| rule.eval(x, y).0)
+            zip2(&a, &b, &shape, |x, y| T::binary(rule, x, y).0)
         };
         Ok(Tensor::from_op(out, op, &[self, other], move |args| {
             let [a, b] = [args.inputs[0], args.inputs[1]];
@@ -125,7 +125,7 @@ impl<T: Element> Tensor<T> {
                 // `+`, `−`: the gradient itself (negated where the partial is −1), summed down
                 // to each input's shape with no full-size product in between. The last input
                 // of the result's shape takes the gradient itself, not a copy.
-                let (_, pa, pb) = rule.eval(T::zero(), T::zero());
+                let (_, pa, pb) = T::binary(rule, T::zero(), T::zero());
                 let g = args.grad;
                 let owner = (0..2)
                     .rev()
@@ -149,7 +149,7 @@ impl<T: Element> Tensor<T> {
             let (av, bv) = (broadcast_view(a, shape), broadcast_view(b, shape));
             let partial = |first: bool| {
                 Zip::from(g).and(&av).and(&bv).map_collect(|&g, &a, &b| {
-                    let (_, pa, pb) = rule.eval(a, b);
+                    let (_, pa, pb) = T::binary(rule, a, b);
                     chain(g, if first { pa } else { pb })
                 })
             };
@@ -163,7 +163,7 @@ impl<T: Element> Tensor<T> {
                         .and(&av)
                         .and(&bv)
                         .for_each(|da, db, &g, &a, &b| {
-                            let (_, pa, pb) = rule.eval(a, b);
+                            let (_, pa, pb) = T::binary(rule, a, b);
                             *da = chain(g, pa);
                             *db = chain(g, pb);
                         });
@@ -196,10 +196,10 @@ impl<R: Binary, T: Element> WithScalar<R, T> {
     #[inline(always)]
     fn at(&self, x: T) -> (T, T) {
         if self.left {
-            let (y, _, d) = self.rule.eval(self.c, x);
+            let (y, _, d) = T::binary(self.rule, self.c, x);
             (y, d)
         } else {
-            let (y, d, _) = self.rule.eval(x, self.c);
+            let (y, d, _) = T::binary(self.rule, x, self.c);
             (y, d)
         }
     }

@@ -94,7 +94,7 @@ impl<T: Element> Tensor<T> {
         let (total, n) = {
             let x = self.read();
             let x = x.view();
-            (x.sum(), T::constant(x.len() as f64))
+            (x.sum(), T::from_f64(x.len() as f64))
         };
         let scale = if mean { n.recip() } else { T::one() };
         let out = ndarray::arr0(total * scale).into_dyn();
@@ -179,7 +179,7 @@ impl<T: Element> Tensor<T> {
             let axes = axes(op, given, x.shape())?;
             let count: usize = axes.iter().map(|&a| x.shape()[a]).product();
             let scale = if mean {
-                T::constant(count as f64).recip()
+                T::from_f64(count as f64).recip()
             } else {
                 T::one()
             };

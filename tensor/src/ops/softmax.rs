@@ -120,7 +120,7 @@ impl<T: Element> Tensor<T> {
                 .iter()
                 .enumerate()
                 .fold(T::zero(), |acc, (i, &t)| acc + (lse[[i, 0]] - x2[[i, t]]));
-            let loss = total / T::constant(n as f64);
+            let loss = total / T::from_f64(n as f64);
             (loss, softmax, targets.to_vec())
         };
         Ok(Tensor::from_op(
@@ -130,7 +130,7 @@ impl<T: Element> Tensor<T> {
             move |args| {
                 let n = targets.len();
                 let scale =
-                    args.grad.iter().next().copied().unwrap_or(T::zero()) / T::constant(n as f64);
+                    args.grad.iter().next().copied().unwrap_or(T::zero()) / T::from_f64(n as f64);
                 let mut d = softmax.clone();
                 for (i, &t) in targets.iter().enumerate() {
                     d[[i, t]] -= T::one();

@@ -287,7 +287,7 @@ struct ByRule<R>(R);
 impl<T: Element, R: Unary> Elementwise<T> for ByRule<R> {
     #[inline(always)]
     fn eval(&self, x: &[T], y: &mut [T], d: Option<&mut [T]>) {
-        self.0.eval_slice(x, y, d);
+        T::unary_slice(self.0, x, y, d);
     }
 }
 

@@ -29,7 +29,7 @@ use shared_ops::{Binary, Op, Unary, check_dot, rules};
 ///
 /// let tape = Tape::new();
 /// let (a, b) = (tape.var(2.0), tape.var(3.0));
-/// let d = a * b + Var::constant(1.0);
+/// let d = a * b + 1.0;
 /// let g = tape.gradient(d);
 /// assert_eq!((g.wrt(a), g.wrt(b)), (3.0, 2.0));
 /// ```
@@ -545,7 +545,8 @@ impl<T: Op> fmt::Display for Var<T> {
     }
 }
 
-// Mixed arithmetic with plain f64 constants, for hand-written (non-generic) code.
+// Arithmetic with `f64` constants (`Op` asks for it): `x ± c` is a shift (no node of its own),
+// `x · c` and `x / c` a node with one edge, as with `Var::constant(c)`.
 macro_rules! with_f64 {
     ($($tr:ident $m:ident $rule:ident),*) => {$(
         impl<T: Op> core::ops::$tr<f64> for Var<T> {
@@ -555,13 +556,7 @@ macro_rules! with_f64 {
                 self.apply2(<Var<T> as Op>::constant(c), rules::$rule)
             }
         }
-        impl<T: Op> core::ops::$tr<Var<T>> for f64 {
-            type Output = Var<T>;
-            #[inline(always)]
-            fn $m(self, v: Var<T>) -> Var<T> {
-                <Var<T> as Op>::constant(self).apply2(v, rules::$rule)
-            }
-        }
     )*};
 }
 with_f64!(Add add Add, Sub sub Sub, Mul mul Mul, Div div Div);
+shared_ops::impl_constant_ops!(impl [T: Op] for Var<T>);

@@ -211,3 +211,6 @@ shared_ops::impl_float_via_rules!(
         result
     }
 );
+
+// Arithmetic with `f64` constants, by `Op::constant`: a constant adds no input to a set.
+shared_ops::impl_constant_ops!(impl [] for Tracer, by constant);
