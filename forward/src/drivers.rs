@@ -106,8 +106,8 @@ pub fn jacobian_rows<T: Op, F: Fn(&[Dual<T>]) -> Vec<Dual<T>>>(
             value = y.iter().map(|d| d.primal).collect();
             rows = vec![vec![T::zero(); x.len()]; y.len()];
         } else if y.len() != value.len() {
-            return Err(Error::OutputLength {
-                expected: value.len(),
+            return Err(Error::OutputChanged {
+                first: value.len(),
                 found: y.len(),
                 during: format!("forward sweep {}", j + 1),
             });

@@ -85,17 +85,19 @@ pub(crate) fn check_sizes(
 
 /// The error of [`check_sizes`], out of the callers' way.
 #[cold]
-fn output_length(expected: usize, found: usize, during: &str) -> Error {
+fn output_length(declared: usize, found: usize, during: &str) -> Error {
     Error::OutputLength {
-        expected,
+        declared,
         found,
         during: during.to_string(),
     }
 }
 
-fn length_changed(expected: usize, found: usize, during: String) -> Error {
-    Error::OutputLength {
-        expected,
+/// An output length that differs from an earlier evaluation's.
+#[cold]
+fn length_changed(first: usize, found: usize, during: String) -> Error {
+    Error::OutputChanged {
+        first,
         found,
         during,
     }
@@ -228,12 +230,13 @@ fn chunked<const N: usize>(
     };
     let took = start.map(|s| s.elapsed()).unwrap_or_default();
     let m0 = first.len();
+    // What the function declares first: an earlier length may itself be the declared one.
+    check_sizes(sizes, m0, "forward sweep 1")?;
     if let Some(expected) = m
         && m0 != expected
     {
         return Err(length_changed(expected, m0, "forward sweep 1".into()));
     }
-    check_sizes(sizes, m0, "forward sweep 1")?;
     out.value.clear();
     out.value.extend(first.iter().map(|y| y.primal));
     out.shape(m0, k);
@@ -423,6 +426,8 @@ fn record<F: Function>(
 ) -> Result<(Tape, Vec<Var>, Vec<Var>), Error> {
     let xs = tape.vars(x);
     let ys = f.eval(&xs);
+    // What the function declares first: an earlier length may itself be the declared one.
+    check_declared(f, ys.len(), "the reverse recording")?;
     if let Some(expected) = m
         && ys.len() != expected
     {
@@ -432,7 +437,6 @@ fn record<F: Function>(
             "the reverse recording".into(),
         ));
     }
-    check_declared(f, ys.len(), "the reverse recording")?;
     Ok((tape, xs, ys))
 }
 

@@ -17,13 +17,23 @@ pub enum Error {
         /// What was passed.
         found: usize,
     },
-    /// The function returned a different number of outputs than before (or than it declares).
+    /// The function returned another number of outputs than it declares
+    /// ([`Function::sizes`](crate::Function::sizes)).
     OutputLength {
-        /// The length seen first (or declared).
-        expected: usize,
-        /// The length returned now.
+        /// The length it declares.
+        declared: usize,
+        /// The length it returned.
         found: usize,
-        /// Which evaluation returned it (e.g. "reverse recording", "forward sweep 3").
+        /// Which evaluation returned it (e.g. "the reverse recording", "forward sweep 3").
+        during: String,
+    },
+    /// The function returned another number of outputs than at an earlier evaluation.
+    OutputChanged {
+        /// The length it returned first.
+        first: usize,
+        /// The length it returned now.
+        found: usize,
+        /// Which evaluation returned it (e.g. "the reverse recording", "forward sweep 3").
         during: String,
     },
     /// A gradient was asked of a function that does not have exactly one output.
@@ -96,12 +106,20 @@ impl fmt::Display for Error {
                 )
             }
             Error::OutputLength {
-                expected,
+                declared,
                 found,
                 during,
             } => write!(
                 f,
-                "the function returned {found} outputs during {during}, but {expected} before: its output length must not change"
+                "the function declares {declared} outputs (Function::sizes), but returned {found} during {during}"
+            ),
+            Error::OutputChanged {
+                first,
+                found,
+                during,
+            } => write!(
+                f,
+                "the function returned {found} outputs during {during}, but {first} before: its output length must not change"
             ),
             Error::NotScalar { outputs } => write!(
                 f,

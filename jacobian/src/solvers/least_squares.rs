@@ -132,8 +132,8 @@ impl<F: Function + Sync> LeastSquaresProblem<f64, Dyn, Dyn> for LeastSquares<F> 
         let r = self.function().eval::<f64>(self.x.as_slice());
         if r.len() != self.m {
             let during = "a residual evaluation".to_string();
-            self.fail(Error::OutputLength {
-                expected: self.m,
+            self.fail(Error::OutputChanged {
+                first: self.m,
                 found: r.len(),
                 during,
             });
@@ -151,8 +151,8 @@ impl<F: Function + Sync> LeastSquaresProblem<f64, Dyn, Dyn> for LeastSquares<F> 
             Ok(j) => {
                 let during = "a Jacobian".to_string();
                 let found = j.matrix.nrows();
-                self.fail(Error::OutputLength {
-                    expected: self.m,
+                self.fail(Error::OutputChanged {
+                    first: self.m,
                     found,
                     during,
                 });

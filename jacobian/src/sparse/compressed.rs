@@ -125,8 +125,8 @@ fn compressed_sweeps<const N: usize>(
             .seeded::<N>(x, &colours.colours, colouring_number, &lanes));
         check_sizes(sizes, ys.len(), "a compressed forward sweep")?;
         if ys.len() != m {
-            return Err(Error::OutputLength {
-                expected: m,
+            return Err(Error::OutputChanged {
+                first: m,
                 found: ys.len(),
                 during: format!("compressed forward sweep {}", s + 1),
             });

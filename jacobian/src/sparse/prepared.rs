@@ -507,8 +507,8 @@ fn check_length(expected: usize, found: usize) -> Result<(), Error> {
     if expected == found {
         Ok(())
     } else {
-        Err(Error::OutputLength {
-            expected,
+        Err(Error::OutputChanged {
+            first: expected,
             found,
             during: "the sparse Jacobian's sweeps".into(),
         })

@@ -52,9 +52,7 @@ fn output_length_changing_between_calls() {
     for mode in [Mode::Forward, Mode::Auto] {
         let e = jacobian_with(&Growing(AtomicUsize::new(0)), &[1.0; 20], mode).unwrap_err();
         match &e {
-            Error::OutputLength {
-                expected, found, ..
-            } => assert!(found > expected, "{e}"),
+            Error::OutputChanged { first, found, .. } => assert!(found > first, "{e}"),
             other => panic!("wrong error {other}"),
         }
         assert!(e.to_string().contains("must not change"), "{e}");
@@ -66,10 +64,10 @@ fn output_length_differing_from_declared() {
     for mode in [Mode::Forward, Mode::Reverse, Mode::Auto] {
         let e = jacobian_with(&Liar, &[1.0], mode).unwrap_err();
         assert!(
-            e.to_string().contains("returned 1 outputs"),
+            e.to_string()
+                .starts_with("the function declares 2 outputs (Function::sizes), but returned 1 "),
             "{mode:?}: {e}"
         );
-        assert!(e.to_string().contains("but 2 before"), "{mode:?}: {e}");
     }
 }
 
