@@ -9,7 +9,8 @@
 /// Arguments: the impl generics and the type, the type one level down (`inner`), how to read
 /// the primal at that level, and optionally how to `sum` an iterator (default: a fold of `+`
 /// from the first item; a tape makes it one n-ary node) and how to `compare` two numbers
-/// (default: `partial_cmp` of the primals; a tape also keeps the outcome as a branch guard),
+/// (`compare |a, b, how|`, which returns the ordering of the primals; `how` is the
+/// [`Compare`](crate::Compare) the code asked for: a tape keeps its answer as a branch guard),
 /// and what a `test` (`is_nan`, `is_sign_negative`, …: the method's name and its result) does
 /// besides returning its result (default: nothing; a tape keeps it as a guard too).
 /// The type must itself implement `Op`, `Zero`, `One`, `Copy`, `Default`, `Debug`, `Display`,
@@ -119,7 +120,7 @@ macro_rules! impl_float_via_rules {
         $crate::impl_float_via_rules!(
             impl [$($gen)*] for $ty, inner $inner, primal |$s| $primal,
             sum |$it| $sum,
-            compare |a, b| {
+            compare |a, b, _how| {
                 let p = |$s: &Self| $primal;
                 p(a).partial_cmp(&p(b))
             },
@@ -129,7 +130,7 @@ macro_rules! impl_float_via_rules {
     (
         impl [$($gen:tt)*] for $ty:ty, inner $inner:ty, primal |$s:ident| $primal:expr,
         sum |$it:ident| $sum:expr,
-        compare |$ca:ident, $cb:ident| $cmp:expr,
+        compare |$ca:ident, $cb:ident, $ch:ident| $cmp:expr,
         test |$tx:ident, $tn:ident, $tr:ident| $test:expr
     ) => {
         impl<$($gen)*> ::core::ops::Neg for $ty {
@@ -170,18 +171,45 @@ macro_rules! impl_float_via_rules {
             }
         }
 
+        impl<$($gen)*> $ty {
+            /// The comparison the code asked for (`how`), with the ordering of the primals.
+            #[inline]
+            fn compared(&self, other: &Self, how: $crate::Compare) -> Option<::core::cmp::Ordering> {
+                let ($ca, $cb, $ch) = (self, other, how);
+                $cmp
+            }
+        }
         impl<$($gen)*> ::core::cmp::PartialEq for $ty {
             #[inline]
             fn eq(&self, other: &Self) -> bool {
-                ::core::cmp::PartialOrd::partial_cmp(self, other)
-                    == Some(::core::cmp::Ordering::Equal)
+                $crate::Compare::Eq.holds(self.compared(other, $crate::Compare::Eq))
+            }
+            #[inline]
+            #[allow(clippy::partialeq_ne_impl)] // a guard keeps `!=` as asked
+            fn ne(&self, other: &Self) -> bool {
+                $crate::Compare::Ne.holds(self.compared(other, $crate::Compare::Ne))
             }
         }
         impl<$($gen)*> ::core::cmp::PartialOrd for $ty {
             #[inline]
             fn partial_cmp(&self, other: &Self) -> Option<::core::cmp::Ordering> {
-                let ($ca, $cb) = (self, other);
-                $cmp
+                self.compared(other, $crate::Compare::Order)
+            }
+            #[inline]
+            fn lt(&self, other: &Self) -> bool {
+                $crate::Compare::Lt.holds(self.compared(other, $crate::Compare::Lt))
+            }
+            #[inline]
+            fn le(&self, other: &Self) -> bool {
+                $crate::Compare::Le.holds(self.compared(other, $crate::Compare::Le))
+            }
+            #[inline]
+            fn gt(&self, other: &Self) -> bool {
+                $crate::Compare::Gt.holds(self.compared(other, $crate::Compare::Gt))
+            }
+            #[inline]
+            fn ge(&self, other: &Self) -> bool {
+                $crate::Compare::Ge.holds(self.compared(other, $crate::Compare::Ge))
             }
         }
 
@@ -192,18 +220,17 @@ macro_rules! impl_float_via_rules {
             }
         }
 
+        // Reads of the value go through `Op::value`, which a number may refuse (a tracer of
+        // global sparsity detection carries none).
         impl<$($gen)*> $crate::num_traits::ToPrimitive for $ty {
             fn to_i64(&self) -> Option<i64> {
-                let p = |$s: &Self| $primal;
-                p(self).to_i64()
+                $crate::Op::value(self).to_i64()
             }
             fn to_u64(&self) -> Option<u64> {
-                let p = |$s: &Self| $primal;
-                p(self).to_u64()
+                $crate::Op::value(self).to_u64()
             }
             fn to_f64(&self) -> Option<f64> {
-                let p = |$s: &Self| $primal;
-                p(self).to_f64()
+                $crate::Op::value(self).to_f64()
             }
         }
 
@@ -220,12 +247,10 @@ macro_rules! impl_float_via_rules {
                 is_nan is_infinite is_finite is_normal is_subnormal is_sign_positive
                 is_sign_negative);
             fn classify(self) -> ::core::num::FpCategory {
-                let p = |$s: &Self| $primal;
-                p(&self).classify()
+                $crate::Op::value(&self).classify()
             }
             fn integer_decode(self) -> (u64, i16, i8) {
-                let p = |$s: &Self| $primal;
-                p(&self).integer_decode()
+                $crate::Op::value(&self).integer_decode()
             }
             $crate::impl_float_via_rules!(@unary Floor floor, Ceil ceil, Round round,
                 Trunc trunc, Fract fract, Abs abs, Signum signum, Recip recip, Sqrt sqrt,
@@ -399,4 +424,81 @@ macro_rules! impl_constant_ops {
             }
         }
     };
+}
+
+/// Which comparison code asked for: the whole ordering (`partial_cmp`) or one of the
+/// operators. A replayable tape keeps the answer the code branched on as a guard, so that a
+/// re-evaluation is refused exactly where that answer changes (`a == b` false at two points
+/// whose ordering differs is the same branch).
+///
+/// ```
+/// use core::cmp::Ordering::{Equal, Less};
+/// use shared_ops::Compare;
+/// assert!(Compare::Le.holds(Some(Less)) && Compare::Le.holds(Some(Equal)));
+/// assert!(!Compare::Eq.holds(None) && Compare::Ne.holds(None)); // NaN
+/// assert_eq!(Compare::Gt.answer(Some(Less)), Compare::Gt.answer(Some(Equal)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compare {
+    /// `partial_cmp`: the ordering itself.
+    Order,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl Compare {
+    /// Whether the operator holds for the ordering `o` (`None`: an operand is NaN). For
+    /// [`Compare::Order`], whether the operands are ordered.
+    #[inline]
+    pub fn holds(self, o: Option<core::cmp::Ordering>) -> bool {
+        use core::cmp::Ordering::*;
+        match self {
+            Compare::Order => o.is_some(),
+            Compare::Eq => o == Some(Equal),
+            Compare::Ne => o != Some(Equal),
+            Compare::Lt => o == Some(Less),
+            Compare::Le => matches!(o, Some(Less | Equal)),
+            Compare::Gt => o == Some(Greater),
+            Compare::Ge => matches!(o, Some(Greater | Equal)),
+        }
+    }
+
+    /// The answer the code branched on, as a number: the ordering for [`Compare::Order`]
+    /// (0 `<`, 1 `=`, 2 `>`, 3 unordered), else 1 if the operator holds and 0 if not.
+    #[inline]
+    pub fn answer(self, o: Option<core::cmp::Ordering>) -> u64 {
+        use core::cmp::Ordering::*;
+        match self {
+            Compare::Order => match o {
+                Some(Less) => 0,
+                Some(Equal) => 1,
+                Some(Greater) => 2,
+                None => 3,
+            },
+            how => u64::from(how.holds(o)),
+        }
+    }
+
+    /// The operator as written: `partial_cmp`, `==`, `<`, ….
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Compare::Order => "partial_cmp",
+            Compare::Eq => "==",
+            Compare::Ne => "!=",
+            Compare::Lt => "<",
+            Compare::Le => "<=",
+            Compare::Gt => ">",
+            Compare::Ge => ">=",
+        }
+    }
 }

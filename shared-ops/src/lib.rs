@@ -105,6 +105,7 @@ pub mod prelude {
 }
 
 pub use error::Error;
+pub use float_impl::Compare;
 pub use function::Function;
 pub use num_traits;
 pub use op::{Binary, Op, Unary, check_dot};

@@ -339,6 +339,23 @@ pub enum Instr {
     Dot(Vec<usize>, Vec<usize>),
 }
 
+impl Instr {
+    /// The instruction's value, its operands read from the values `v` before it.
+    pub fn apply<T: Op>(&self, v: &[T]) -> T {
+        match self {
+            &Instr::Unary(op, a) => op.apply(v[a]),
+            &Instr::Binary(op, a, b) => op.apply(v[a], v[b]),
+            &Instr::MulAdd(a, b, c) => v[a].mul_add(v[b], v[c]),
+            Instr::Sum(ix) => ix.iter().map(|&i| v[i]).sum(),
+            Instr::Dot(ia, ib) => {
+                let a: Vec<T> = ia.iter().map(|&i| v[i]).collect();
+                let b: Vec<T> = ib.iter().map(|&i| v[i]).collect();
+                T::dot(&a, &b)
+            }
+        }
+    }
+}
+
 /// A generated program: `n` inputs, the instructions, and the values it returns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
@@ -360,17 +377,7 @@ impl Program {
         assert_eq!(x.len(), self.n, "a program of {} inputs", self.n);
         let mut v: Vec<T> = x.to_vec();
         for ins in &self.instrs {
-            let y = match ins {
-                &Instr::Unary(op, a) => op.apply(v[a]),
-                &Instr::Binary(op, a, b) => op.apply(v[a], v[b]),
-                &Instr::MulAdd(a, b, c) => v[a].mul_add(v[b], v[c]),
-                Instr::Sum(ix) => ix.iter().map(|&i| v[i]).sum(),
-                Instr::Dot(ia, ib) => {
-                    let a: Vec<T> = ia.iter().map(|&i| v[i]).collect();
-                    let b: Vec<T> = ib.iter().map(|&i| v[i]).collect();
-                    T::dot(&a, &b)
-                }
-            };
+            let y = ins.apply(&v);
             v.push(y);
         }
         v

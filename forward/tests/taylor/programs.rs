@@ -30,7 +30,7 @@ fn program() -> impl Strategy<Value = (Program, Vec<f64>, Vec<f64>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: test_support::cases(4096), ..ProptestConfig::default() })]
 
     /// Orders 0..=4 of t ↦ f(x + t·v) by one Taylor sweep and by four nested duals.
     #[test]

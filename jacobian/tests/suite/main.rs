@@ -15,6 +15,7 @@ mod hessian;
 mod linalg;
 mod memory;
 mod mode_pairs;
+mod never_wrong;
 mod plan;
 mod replay;
 mod report;

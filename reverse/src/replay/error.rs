@@ -5,6 +5,7 @@ use crate::storage::guard::Kind;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::{CONST, Program};
 use core::fmt;
+use shared_ops::Compare;
 use shared_ops::Op;
 
 fn order_name(code: u64) -> &'static str {
@@ -79,8 +80,8 @@ impl std::error::Error for ReplayError {}
 /// let y = if x > reverse::Var::constant(0.0) { x * x } else { -x };
 /// let mut rec = tape.finish();
 /// let err = rec.reevaluate(&[-2.0]).unwrap_err();
-/// assert_eq!(err.to_string(), "re-evaluation at a new point: guard 0 failed: the comparison of \
-///     node 0 (x₀ = -2) with the constant 0 was > when recorded and is < now; record afresh");
+/// assert_eq!(err.to_string(), "re-evaluation at a new point: guard 0 failed: the comparison \
+///     node 0 (x₀ = -2) > the constant 0 was true when recorded and is false now; record afresh");
 /// # let _ = y;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -151,18 +152,28 @@ pub(crate) fn failure<T: Op>(p: &Program<T>, k: usize, now: u64) -> GuardFailure
 pub(crate) fn explain<T: Op>(p: &Program<T>, k: usize, now: u64) -> (u32, String, String, String) {
     let g = p.guards[k];
     match g.kind {
-        Kind::Compare { a, b } => {
+        Kind::Compare { a, b, how } => {
             let node = if a & CONST == 0 { a } else { b };
-            (
-                node,
-                format!(
-                    "the comparison of {} with {}",
-                    describe(p, a),
-                    describe(p, b)
+            let (what, answer): (String, fn(u64) -> String) = match how {
+                Compare::Order => (
+                    format!(
+                        "the comparison of {} with {}",
+                        describe(p, a),
+                        describe(p, b)
+                    ),
+                    |code| order_name(code).to_string(),
                 ),
-                order_name(g.outcome).to_string(),
-                order_name(now).to_string(),
-            )
+                how => (
+                    format!(
+                        "the comparison {} {} {}",
+                        describe(p, a),
+                        how.symbol(),
+                        describe(p, b)
+                    ),
+                    |code| (code == 1).to_string(),
+                ),
+            };
+            (node, what, answer(g.outcome), answer(now))
         }
         Kind::Test { a, test } => (
             a,

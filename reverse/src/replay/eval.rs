@@ -169,7 +169,7 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
             (@write $e:ident, $da:ident, $db:ident; ) => {};
             (@write $e:ident, $da:ident, $db:ident; first) => { set!(partial[$e] = $da) };
             (@write $e:ident, $da:ident, $db:ident; second) => { set!(partial[$e] = $db) };
-            // Both edges on one node: `x · x`, or `x · (x + c)`, whose shift shares x's node.
+            // Both edges on one node: `x · x`.
             (@write $e:ident, $da:ident, $db:ident; same) => { set!(partial[$e] = $da + $db) };
             (@write $e:ident, $da:ident, $db:ident; first, second) => {{
                 set!(partial[$e] = $da);

@@ -85,6 +85,11 @@ macro_rules! replay_methods {
             /// that follow give the derivatives at `x`. The `Var`s keep their indices; read the
             /// new values with [`value`](Self::value).
             ///
+            /// A `Var` keeps the value of the point it was recorded at, so a live [`Tape`]
+            /// re-evaluated at a new point records no more: an operation on its `Var`s would mix
+            /// the two points, and panics saying so. Read and sweep it as often as needed;
+            /// [`Tape::clear`] starts a new recording.
+            ///
             /// # Errors
             ///
             /// [`ReplayError`]: no program kept, a wrong number of values, a node of
@@ -97,7 +102,11 @@ macro_rules! replay_methods {
             /// # Ok::<(), reverse::ReplayError>(())
             /// ```
             pub fn reevaluate(&mut self, x: &[T]) -> Result<(), ReplayError> {
-                self.with_data_mut(|d| eval::reevaluate(d, x))
+                let out = self.with_data_mut(|d| eval::reevaluate(d, x));
+                if out.is_ok() {
+                    self.reevaluated();
+                }
+                out
             }
 
             /// The value of `v` at the last evaluation (recording or
@@ -116,8 +125,8 @@ macro_rules! replay_methods {
                 self.with_data(|d| {
                     d.program
                         .as_ref()
-                        .zip(v.slot())
-                        .and_then(|(p, slot)| p.values.get(slot as usize).copied())
+                        .zip(v.node())
+                        .and_then(|(p, node)| p.values.get(node as usize).copied())
                         .unwrap_or(v.value())
                 })
             }

@@ -16,12 +16,14 @@
 
 use super::op_code::OpCode;
 use core::cmp::Ordering;
+use shared_ops::Compare;
 
 /// What a guard checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
-    /// `partial_cmp` of two operands (node or constant references).
-    Compare { a: u32, b: u32 },
+    /// A comparison of two operands (node or constant references), as the code asked for it:
+    /// its answer is the guard's outcome.
+    Compare { a: u32, b: u32, how: Compare },
     /// The piece taken by the rule of a node.
     Piece { node: u32 },
     /// A test of `Float` (`is_nan`, `is_sign_negative`, …) or `Zero::is_zero` on an operand.
@@ -95,16 +97,6 @@ pub(crate) struct Guard {
     pub outcome: u64,
 }
 
-/// `partial_cmp` as a number: Less, Equal, Greater, unordered.
-pub(crate) fn order(o: Option<Ordering>) -> u64 {
-    match o {
-        Some(Ordering::Less) => 0,
-        Some(Ordering::Equal) => 1,
-        Some(Ordering::Greater) => 2,
-        None => 3,
-    }
-}
-
 /// True for the rules whose piece is guarded.
 pub(crate) fn piecewise(op: OpCode) -> bool {
     use OpCode::*;
@@ -116,10 +108,8 @@ pub(crate) fn piecewise(op: OpCode) -> bool {
 
 /// The piece of a piecewise rule at arguments `a`, `b` with value `y` (primal values).
 pub(crate) fn piece(op: OpCode, a: f64, b: f64, y: f64) -> u64 {
-    let sign = |x: f64| match x.partial_cmp(&0.0) {
-        Some(o) => order(Some(o)),
-        None => 3,
-    };
+    let order = |o: Option<Ordering>| Compare::Order.answer(o);
+    let sign = |x: f64| order(x.partial_cmp(&0.0));
     match op {
         // Which argument wins, and which is NaN (a NaN argument is ignored).
         OpCode::Max | OpCode::Min => {

@@ -6,7 +6,7 @@
 //! with the tape's nodes.
 
 use super::derived::Forms;
-use super::guard::{Guard, Kind, order, piece};
+use super::guard::{Guard, Kind, piece};
 use super::op_code::OpCode;
 use shared_ops::{Binary, Op, Unary};
 
@@ -217,7 +217,9 @@ impl Guard {
     /// The decision at the program's current values.
     pub fn outcome<T: Op>(&self, p: &Program<T>) -> u64 {
         match self.kind {
-            Kind::Compare { a, b } => order(p.operand_value(a).partial_cmp(&p.operand_value(b))),
+            Kind::Compare { a, b, how } => {
+                how.answer(p.operand_value(a).partial_cmp(&p.operand_value(b)))
+            }
             Kind::Test { a, test } => u64::from(test.of(p.operand_value(a).value())),
             Kind::Piece { node } => {
                 let i = node as usize;

@@ -38,30 +38,16 @@ impl<T> Default for Adjoints<T> {
     }
 }
 
-/// Why a shift has no adjoint, and what to ask for instead.
-#[cold]
-#[inline(never)]
-fn shift_has_no_adjoint() -> ! {
-    panic!(
-        "reverse: the adjoint of a shift by a constant (x - c, x + c) was asked for, but on a \
-         tape that is not traced a shift shares its operand's node (its derivative is x's), so \
-         it has none of its own: ask for the adjoint of x, or record on Tape::traced(), which \
-         keeps a node per operation"
-    )
-}
-
 impl<T: Op> Adjoints<T> {
-    /// The adjoint of `v` (0 for a constant, or for a node after the seeded outputs).
-    /// Panics if `v` belongs to another tape, or is a shift by a constant (`x − c`, `x + c`)
-    /// on a tape that is not traced: it shares `x`'s node, so it has no adjoint of its own.
+    /// The adjoint of `v`, `∂y/∂v` for the seeded `y` (0 for a constant, or for a node after
+    /// the seeded outputs). Panics if `v` belongs to another tape.
     ///
-    /// ```should_panic
+    /// ```
     /// let tape = reverse::Tape::new();
     /// let x = tape.var(2.0);
     /// let s = x - 1.0;
     /// let g = tape.gradient(s * x);
-    /// assert_eq!(g.wrt(x), 3.0); // s + x
-    /// g.wrt(s); // panics: ask for x's, or record on Tape::traced()
+    /// assert_eq!((g.wrt(x), g.wrt(s)), (3.0, 2.0)); // s + x, and x
     /// ```
     pub fn wrt(&self, v: Var<T>) -> T {
         if v.is_constant() {
@@ -69,9 +55,6 @@ impl<T: Op> Adjoints<T> {
         }
         if v.tape() != self.tape {
             foreign(v.tape(), self.tape);
-        }
-        if v.is_shift() {
-            shift_has_no_adjoint();
         }
         self.adj
             .get(v.index() as usize)
@@ -130,9 +113,6 @@ impl<T: Op, const Q: usize> AdjointsVec<T, Q> {
         }
         if v.tape() != self.tape {
             foreign(v.tape(), self.tape);
-        }
-        if v.is_shift() {
-            shift_has_no_adjoint();
         }
         self.adj
             .get(v.index() as usize)

@@ -36,17 +36,20 @@ use core::cell::{Cell, RefCell};
 use core::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A live tape: its id and its storage (a `TapeData<T>` for the `T` of that tape).
+/// A live tape: its id and its storage (a `TapeData<T>` for the `T` of that tape), and whether
+/// it was re-evaluated at a new point, after which it records no more (see [`seal`]).
 #[derive(Clone, Copy)]
 struct Entry {
     id: u64,
     data: *mut (),
+    sealed: bool,
 }
 
 impl Entry {
     const NONE: Entry = Entry {
         id: 0,
         data: core::ptr::null_mut(),
+        sealed: false,
     };
 }
 
@@ -72,8 +75,7 @@ const SERIAL_BITS: u32 = 40;
 /// node, so a plain tape pays one bit test per operation, not a lookup.
 pub(crate) const PROGRAM: u64 = 1 << 62;
 
-/// Set (with [`PROGRAM`]) in the id of a traced tape, which records every operation as a node
-/// of its own, shifts by constants too (see `Var::shifted`), so that a trace shows each.
+/// Set (with [`PROGRAM`]) in the id of a traced tape, which keeps every operand's edge.
 pub(crate) const TRACE: u64 = 1 << 61;
 
 fn thread_number() -> u64 {
@@ -107,10 +109,11 @@ pub(crate) fn serial(id: u64) -> u64 {
     id & ((1 << SERIAL_BITS) - 1)
 }
 
-/// Copies the innermost two entries of `LIVE` into `HOT`.
+/// Copies the innermost two entries of `LIVE` that record into `HOT` (a sealed one is found
+/// only by [`find`], which refuses it).
 fn refresh(live: &[Entry]) {
     HOT.with(|hot| {
-        let mut top = live.iter().rev();
+        let mut top = live.iter().rev().filter(|e| !e.sealed);
         hot[0].set(top.next().copied().unwrap_or(Entry::NONE));
         hot[1].set(top.next().copied().unwrap_or(Entry::NONE));
     });
@@ -125,6 +128,7 @@ pub(crate) fn open<T>(data: Box<TapeData<T>>) -> (u64, NonNull<TapeData<T>>) {
         l.push(Entry {
             id,
             data: data.as_ptr().cast(),
+            sealed: false,
         });
         refresh(&l);
     });
@@ -156,6 +160,20 @@ pub(crate) fn rename(old: u64, new: u64) {
         let mut l = l.borrow_mut();
         for e in l.iter_mut().filter(|e| e.id == old) {
             e.id = new;
+            e.sealed = false;
+        }
+        refresh(&l);
+    });
+}
+
+/// Ends recording on the live tape `id`, after a re-evaluation at a new point: its `Var`s carry
+/// the values of the point it was recorded at, and an operation on them would mix the two.
+/// Its handle still reads and sweeps it; [`rename`] (a cleared tape) opens it again.
+pub(crate) fn seal(id: u64) {
+    LIVE.with(|l| {
+        let mut l = l.borrow_mut();
+        for e in l.iter_mut().filter(|e| e.id & !BORROWED == id) {
+            e.sealed = true;
         }
         refresh(&l);
     });
@@ -203,7 +221,10 @@ pub(crate) fn record<T, A: Append<T>>(id: u64, what: A) -> A::Out {
 /// run while a panic unwinds, which must not panic again.
 #[cold]
 pub(crate) fn record_if_live<T, A: Append<T>>(id: u64, what: A) -> Option<A::Out> {
-    let live = LIVE.with(|l| l.try_borrow().is_ok_and(|l| l.iter().any(|e| e.id == id)));
+    let live = LIVE.with(|l| {
+        l.try_borrow()
+            .is_ok_and(|l| l.iter().any(|e| e.id == id && !e.sealed))
+    });
     live.then(|| record(id, what))
 }
 
@@ -218,6 +239,7 @@ cold_path! {
                 .copied()
         });
         match found {
+            Some(e) if e.sealed => reevaluated(id),
             Some(e) if e.id & BORROWED == 0 => e.data,
             Some(_) => {
                 panic!("reverse::Tape recorded a node while its data was borrowed (a bug in reverse)")
@@ -292,6 +314,19 @@ pub(crate) fn misuse(tape: u64) -> ! {
     panic!(
         "reverse::Var used after its tape #{} was dropped, finished or cleared: keep the Tape \
          alive, and uncleared, while its Vars are in use",
+        serial(tape)
+    )
+}
+
+/// A `Var` of the tape `tape` used in an operation after the tape was re-evaluated.
+#[cold]
+#[inline(never)]
+fn reevaluated(tape: u64) -> ! {
+    panic!(
+        "reverse::Tape #{} was re-evaluated at a new point (Tape::reevaluate) and then asked to \
+         record: its Vars carry the values of the point it was recorded at, so a new operation \
+         would mix two points. Read and sweep the tape as it is; to record more, clear() it and \
+         record afresh",
         serial(tape)
     )
 }

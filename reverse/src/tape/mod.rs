@@ -98,10 +98,7 @@ impl<T: Op> Tape<T> {
     }
 
     /// Starts a *traced* recording: a replayable one that also keeps an edge for every operand
-    /// (even where its partial is 0, as for the loser of `max`) and a node for every operation
-    /// (a shift by a constant too, which other tapes fold into its operand's node; the
-    /// gradient can then differ in its last bit where the operand has other uses), so that it
-    /// can be printed
+    /// (even where its partial is 0, as for the loser of `max`), so that it can be printed
     /// ([`Tape::trace_primal`], [`Tape::to_dot`], …) and re-evaluated.
     ///
     /// ```
@@ -129,6 +126,11 @@ impl<T: Op> Tape<T> {
             pooled,
             _owns: PhantomData,
         }
+    }
+
+    /// After a re-evaluation at a new point: the tape records no more (see `live::seal`).
+    pub(crate) fn reevaluated(&self) {
+        live::seal(self.id);
     }
 
     /// This tape's id (unique on this thread; 0 is never used).
@@ -224,10 +226,6 @@ impl<T: Op> Tape<T> {
     }
 
     /// Names an existing variable of this tape (for traces and graph exports).
-    ///
-    /// A name belongs to a node. On a tape that is not traced, a shift by a constant (`x − c`,
-    /// `x + c`) shares its operand's node (see [`Var::index`]), so naming the shift names `x`'s
-    /// node; a traced tape, the one whose traces show names, gives each operation its own.
     ///
     /// ```
     /// let tape = reverse::Tape::new();
@@ -440,6 +438,9 @@ impl<T: Op> Recording<T> {
         TapeStats::of(&self.data)
     }
 
+    /// After a re-evaluation: nothing to do (a finished recording records no more anyway).
+    pub(crate) fn reevaluated(&self) {}
+
     pub(crate) fn id(&self) -> u64 {
         self.id
     }
@@ -459,9 +460,8 @@ impl<T: Op> Recording<T> {
         }
     }
 
-    /// The node of `v` in this recording, `None` for a constant: the node its derivative flows
-    /// into (a shift by a constant shares its operand's node on a tape that is not traced).
-    /// Panics for a `Var` of another recording.
+    /// The node of `v` in this recording, `None` for a constant. Panics for a `Var` of another
+    /// recording.
     ///
     /// ```
     /// let tape = reverse::Tape::new();

@@ -52,7 +52,7 @@ impl Tape<f64> {
     /// assert_eq!((t.of(y), t.steps[1].expr.as_str()), (9.0, "x * x"));
     /// let t = tape.trace_reevaluation(&[0.5])?;
     /// assert!(t.refused().is_some());
-    /// assert!(t.to_string().contains("was >, now <  FAILS"));
+    /// assert!(t.to_string().contains("was true, now false  FAILS"));
     /// assert_eq!(tape.value(y), 9.0); // still at x = 3
     /// # Ok::<(), reverse::ReplayError>(())
     /// ```
@@ -65,6 +65,9 @@ impl Tape<f64> {
             })
         })?;
         let mut trace = trace.expect("shown at the new point");
+        if trace.refused().is_none() {
+            self.reevaluated();
+        }
         trace.header = format!("re-evaluated at {x:?}: {}", trace.header);
         Ok(trace)
     }

@@ -170,7 +170,7 @@ fn check(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: test_support::cases(2048), ..ProptestConfig::default() })]
 
     #[test]
     fn tape_of_duals_gives_gradient_and_hessian_vector_product((p, x, v) in program()) {

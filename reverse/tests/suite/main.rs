@@ -11,6 +11,7 @@ mod checkpoint;
 mod dual_tape;
 mod nary;
 mod nested;
+mod never_wrong;
 mod real_field;
 mod schedule;
 mod trace;

@@ -168,7 +168,7 @@ fn agree(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(test_support::cases(24)))]
 
     /// Programs of 3 000 to 12 000 steps (the schedule's windows hold 4 096 nodes): the
     /// scheduled sweep gives the plain sweep's bits, for seeds of the last value, of values

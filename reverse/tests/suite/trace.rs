@@ -460,7 +460,7 @@ fn a_reevaluation_and_a_failed_guard_traced() {
     assert!(
         before
             .to_string()
-            .contains("after y: the comparison of node 0 (x₀ = 2) with node 1 (x₁ = 1): >  holds")
+            .contains("after y: the comparison node 0 (x₀ = 2) > node 1 (x₁ = 1): true  holds")
     );
 
     let t = tape.trace_reevaluation(&[3.0, 0.5]).unwrap();
@@ -480,7 +480,7 @@ fn a_reevaluation_and_a_failed_guard_traced() {
     assert_eq!((refused.guard, refused.node), (0, 0));
     let text = t.to_string();
     assert!(
-        text.contains("was >, now <  FAILS: this point needs a new recording"),
+        text.contains("was true, now false  FAILS: this point needs a new recording"),
         "{text}"
     );
     assert_eq!(

@@ -4,7 +4,7 @@ use crate::storage::append::{Append, Kept, Selecting, Unit, Weighted, With};
 use crate::storage::op_code::{self, OpCode};
 use crate::storage::program::{self, Form};
 use crate::storage::{NEG, TapeData};
-use crate::tape::live::{self, PROGRAM, TRACE, mixed};
+use crate::tape::live::{self, PROGRAM, mixed};
 use core::fmt;
 use num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary, check_dot, rules};
@@ -38,55 +38,14 @@ pub struct Var<T = f64> {
     value: T,
     /// The tape's id; 0 for a constant.
     tape: u64,
-    /// The node its derivative flows into: its own, or the operand's for a shift (`x ± c`).
+    /// Its node.
     index: u32,
-    /// Where a program keeps its value: `index`, but for a shift on a tape that keeps a
-    /// program, the value-only node that recomputes `x ± c` (it takes no edge), and
-    /// [`NO_NODE`] for a shift on a plain tape. So `slot != index` tells a shift.
-    slot: u32,
 }
-
-/// The `slot` of a shift on a plain tape, which keeps no program: no node holds its value.
-const NO_NODE: u32 = u32::MAX;
 
 impl<T: Op> Var<T> {
     #[inline(always)]
     pub(crate) fn on_tape(value: T, tape: u64, index: u32) -> Var<T> {
-        Var {
-            value,
-            tape,
-            index,
-            slot: index,
-        }
-    }
-
-    /// `self ± c` (or `c + self`) of value `value`: no node of its own for the sweeps, whose
-    /// edges then go straight to `self`'s node (∂/∂self = 1), so shifts in a loop (`x − c` in a
-    /// distance, a centred value) cost no node to record or sweep: GradBench's k-means, eight
-    /// of its ten nodes per (point, centroid) pair, took 21.4 → 13.2 ms per Hessian-vector
-    /// product (criterion, 3 alternated rounds). A replayable tape records a node without
-    /// edges that recomputes the value (the program's operands name it), so plain and
-    /// replayable recordings have the same edges and give the same bits. A traced tape keeps
-    /// a node with its edge, so that traces show every operation.
-    #[inline(always)]
-    fn shifted(self, value: T, code: OpCode, c: T) -> Var<T> {
-        let slot = if self.tape & PROGRAM != 0 {
-            Self::value_only(self.tape, (self.slot(), self.value), code, c, value)
-        } else {
-            NO_NODE
-        };
-        Var {
-            value,
-            slot,
-            ..self
-        }
-    }
-
-    /// A shift by a constant folded into its operand's node (see `shifted`): it has no adjoint
-    /// of its own.
-    #[inline(always)]
-    pub(crate) const fn is_shift(self) -> bool {
-        self.slot != self.index
+        Var { value, tape, index }
     }
 
     /// A constant (not recorded; zero derivative). It lifts a number of the level below, e.g.
@@ -102,7 +61,6 @@ impl<T: Op> Var<T> {
             value,
             tape: 0,
             index: 0,
-            slot: 0,
         }
     }
 
@@ -122,16 +80,14 @@ impl<T: Op> Var<T> {
         self.tape == 0
     }
 
-    /// The node index on its tape (meaningless for a constant): the node its derivative flows
-    /// into. A shift by a constant (`x − c`, `x + c`, `c + x`) shares `x`'s node, since its
-    /// derivative is `x`'s, except on a traced tape, which keeps a node per operation.
+    /// The node index on its tape (meaningless for a constant).
     ///
     /// ```
     /// let tape = reverse::Tape::new();
     /// let x = tape.var(2.0);
     /// let s = x - 1.5;
-    /// assert_eq!((s.index(), s.value()), (x.index(), 0.5));
-    /// assert_eq!(tape.gradient(s * s).wrt(x), 1.0); // 2s
+    /// assert_eq!((x.index(), s.index(), s.value()), (0, 1, 0.5));
+    /// assert_eq!(tape.gradient(s * s).wrt(s), 1.0); // 2s
     /// ```
     #[inline(always)]
     pub const fn index(self) -> u32 {
@@ -237,7 +193,7 @@ impl<T: Op> Var<T> {
             }
             if v.tape & PROGRAM != 0 {
                 let before = (before.is_some(), before.unwrap_or(v.value));
-                Self::keep_term(&mut terms, before, (v.tape, v.slot, v.value));
+                Self::keep_term(&mut terms, before, (v.tape, v.index, v.value));
             }
             if v.tape == staged.tape {
                 live::record::<T, _>(v.tape, Stage(v.index));
@@ -357,7 +313,7 @@ impl<T: Op> Op for Var<T> {
                 .map(|n| n.0 as u32);
             let code = OpCode::unary::<R>();
             let keep = |node| (code == OpCode::Custom).then(|| program::unary_rule(node, rule));
-            let a = (self.slot(), self.value);
+            let a = (self.node(), self.value);
             Self::describe(self.tape, index, v, form, code, a, a, param, &keep);
         }
         out
@@ -379,15 +335,8 @@ impl<T: Op> Op for Var<T> {
         let neg = if sub { NEG } else { 0 };
         let (tape, index, form) = match (self.is_constant(), other.is_constant()) {
             (true, true) => return Var::constant(v),
-            (false, true) if unit && self.tape & TRACE == 0 => {
-                return self.shifted(v, OpCode::binary::<R>(), other.value);
-            }
             (false, true) if unit => (self.tape, self.unit1(0), Form::Value),
             (false, true) => (self.tape, self.weighted1(da), Form::First),
-            // c + x as x + c: the same bits (IEEE addition commutes).
-            (true, false) if unit && !sub && other.tape & TRACE == 0 => {
-                return other.shifted(v, OpCode::Add, self.value);
-            }
             (true, false) if unit => (other.tape, other.unit1(neg), Form::Value),
             (true, false) => (other.tape, other.weighted1(db), Form::Second),
             (false, false) => {
@@ -426,7 +375,7 @@ impl<T: Op> Op for Var<T> {
         if tape & PROGRAM != 0 {
             let code = OpCode::binary::<R>();
             let keep = |node| (code == OpCode::Custom).then(|| program::binary_rule(node, rule));
-            let (a, b) = ((self.slot(), self.value), (other.slot(), other.value));
+            let (a, b) = ((self.node(), self.value), (other.node(), other.value));
             Self::describe(tape, index, v, form, code, a, b, None, &keep);
         }
         out
@@ -506,7 +455,7 @@ impl<T: Op> From<T> for Var<T> {
 shared_ops::impl_float_via_rules!(
     impl [T: Op] for Var<T>, inner T, primal |s| s.value,
     sum |iter| Var::sum_of(iter),
-    compare |a, b| a.compare(b),
+    compare |a, b, how| a.compare(b, how),
     test |x, name, result| x.test(name, result)
 );
 #[cfg(feature = "nalgebra")]
@@ -545,8 +494,8 @@ impl<T: Op> fmt::Display for Var<T> {
     }
 }
 
-// Arithmetic with `f64` constants (`Op` asks for it): `x ± c` is a shift (no node of its own),
-// `x · c` and `x / c` a node with one edge, as with `Var::constant(c)`.
+// Arithmetic with `f64` constants (`Op` asks for it): a node with one edge, as with
+// `Var::constant(c)` (the constant is not recorded).
 macro_rules! with_f64 {
     ($($tr:ident $m:ident $rule:ident),*) => {$(
         impl<T: Op> core::ops::$tr<f64> for Var<T> {

@@ -4,35 +4,25 @@
 
 use super::{Var, common_tape};
 use crate::storage::TapeData;
-use crate::storage::append::{Unit, With};
+use crate::storage::append::With;
 use crate::storage::guard::{self, Guard};
 use crate::storage::op_code::OpCode;
 use crate::storage::program::{self, Form, Program};
 use crate::tape::live::{self, PROGRAM};
 use core::cmp::Ordering;
+use shared_ops::Compare;
 use shared_ops::Op;
 
 impl<T: Op> Var<T> {
     /// This variable as an operand of a program.
     fn operand_of(self, p: &mut Program<T>) -> u32 {
-        p.operand(self.slot(), self.value)
+        p.operand(self.node(), self.value)
     }
 
-    /// The node that holds a variable's value in a program, `None` for a constant: an operand
-    /// of a program (a shift's own node, not its operand's, see `shifted`).
+    /// The variable's node as an operand of a program, `None` for a constant.
     #[inline(always)]
-    pub(crate) fn slot(self) -> Option<u32> {
-        (!self.is_constant()).then_some(self.slot)
-    }
-
-    cold_path! {
-    /// The node of a shift on a tape that keeps a program: no edge, its value recomputed from
-    /// operand `a` and the constant `c` by `code`.
-    pub(super) fn value_only(tape: u64, a: (Option<u32>, T), code: OpCode, c: T, value: T) -> u32 {
-        let node = live::record::<T, _>(tape, Unit([]));
-        Self::describe(tape, node, value, Form::Value, code, a, (None, c), None, &|_| None);
-        node
-    }
+    pub(crate) fn node(self) -> Option<u32> {
+        (!self.is_constant()).then_some(self.index)
     }
 
     cold_path! {
@@ -80,15 +70,17 @@ impl<T: Op> Var<T> {
     }
     }
 
-    /// Compares the values, keeping the outcome as a guard on a tape that keeps a program.
-    pub(super) fn compare(&self, other: &Self) -> Option<Ordering> {
+    /// Compares the values, keeping the answer the code asked for (`how`) as a guard on a tape
+    /// that keeps a program.
+    pub(super) fn compare(&self, other: &Self, how: Compare) -> Option<Ordering> {
         let order = self.value.partial_cmp(&other.value);
         if (self.tape | other.tape) & PROGRAM != 0 {
             let (a, b) = (*self, *other);
             Self::guard_compare(
-                (a.tape, a.slot, a.value),
-                (b.tape, b.slot, b.value),
-                guard::order(order),
+                (a.tape, a.index, a.value),
+                (b.tape, b.index, b.value),
+                how,
+                how.answer(order),
             );
         }
         order
@@ -98,13 +90,13 @@ impl<T: Op> Var<T> {
     /// program.
     pub(super) fn test(self, name: &'static str, result: bool) -> bool {
         if self.tape & PROGRAM != 0 {
-            Self::guard_test((self.tape, self.slot, self.value), name, result);
+            Self::guard_test((self.tape, self.index, self.value), name, result);
         }
         result
     }
 
     cold_path! {
-    /// Keeps a test of `(tape, slot, value)` as a guard.
+    /// Keeps a test of `(tape, node, value)` as a guard.
     fn guard_test(v: (u64, u32, T), name: &'static str, result: bool) {
         let Some(test) = guard::Test::named(name) else {
             return;
@@ -121,9 +113,9 @@ impl<T: Op> Var<T> {
     }
 
     cold_path! {
-    /// Keeps a comparison of `(tape, slot, value)` operands as a guard (scalars, as
+    /// Keeps a comparison of `(tape, node, value)` operands as a guard (scalars, as
     /// [`describe`](Var::describe)).
-    fn guard_compare(a: (u64, u32, T), b: (u64, u32, T), order: u64) {
+    fn guard_compare(a: (u64, u32, T), b: (u64, u32, T), how: Compare, answer: u64) {
         let (a, b) = (Var::on_tape(a.2, a.0, a.1), Var::on_tape(b.2, b.0, b.1));
         let Some(tape) = common_tape([a, b].into_iter()) else {
             return;
@@ -132,8 +124,8 @@ impl<T: Op> Var<T> {
             let (ra, rb) = (a.operand_of(p), b.operand_of(p));
             p.guards.push(Guard {
                 at: p.len() as u32,
-                kind: guard::Kind::Compare { a: ra, b: rb },
-                outcome: order,
+                kind: guard::Kind::Compare { a: ra, b: rb, how },
+                outcome: answer,
             });
         });
     }

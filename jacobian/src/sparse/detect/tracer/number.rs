@@ -166,6 +166,17 @@ impl Tracer {
         }
     }
 
+    /// The value carried (local detection), NaN where none is (global detection, a set held in
+    /// the tracer). For the tracer's own arithmetic; code that reads a value goes through
+    /// `Op::value`, which global detection refuses.
+    #[inline(always)]
+    pub(super) fn carried(self) -> f64 {
+        match self.form() {
+            Form::Node(_, value) => value,
+            Form::Set(_) => f64::NAN,
+        }
+    }
+
     /// The inputs of a set held in a tracer.
     #[inline(always)]
     pub(super) fn inputs(set: &[u32; 4]) -> &[u32] {

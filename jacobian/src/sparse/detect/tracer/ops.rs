@@ -24,15 +24,20 @@ impl Op for Tracer {
         Tracer::from(c)
     }
 
+    /// The value, read by the function: global detection carries none, so reading that of a
+    /// number that depends on the inputs refuses it (as a comparison does), since a branch on
+    /// it could take the wrong way.
     fn value(&self) -> f64 {
-        match self.form() {
-            Form::Node(_, value) => value,
-            Form::Set(_) => f64::NAN,
+        if !self.is_input_free() {
+            with(|arena| {
+                arena.refuse(|| "a read of the value of a number that depends on the inputs (Op::value, to_f64, …)".into())
+            });
         }
+        self.carried()
     }
 
     fn is_structural_zero(&self) -> bool {
-        self.is_input_free() && self.value() == 0.0
+        self.is_input_free() && self.carried() == 0.0
     }
 
     #[inline(always)]
@@ -175,7 +180,7 @@ impl Zero for Tracer {
         if !self.is_input_free() {
             with(|arena| arena.refuse(|| "a test of a value (is_zero)".into()));
         }
-        self.value() == 0.0
+        self.carried() == 0.0
     }
 }
 
@@ -186,11 +191,11 @@ impl One for Tracer {
 }
 
 shared_ops::impl_float_via_rules!(
-    impl [] for Tracer, inner f64, primal |t| t.value(),
+    impl [] for Tracer, inner f64, primal |t| t.carried(),
     // A sum is one union, not a chain of growing ones.
     sum |iter| {
         let terms: Vec<Tracer> = iter.collect();
-        let value = terms.iter().map(Op::value).sum();
+        let value = terms.iter().map(|t| t.carried()).sum();
         let node = if terms.iter().all(|t| t.is_input_free()) {
             NONE
         } else {
@@ -198,11 +203,11 @@ shared_ops::impl_float_via_rules!(
         };
         Tracer::node(node, value)
     },
-    compare |a, b| {
+    compare |a, b, _how| {
         if !(a.is_input_free() && b.is_input_free()) {
             with(|arena| arena.refuse(|| "a comparison of values (<, >, ==, max by hand, …)".into()));
         }
-        a.value().partial_cmp(&b.value())
+        a.carried().partial_cmp(&b.carried())
     },
     test |x, name, result| {
         if !x.is_input_free() {
