@@ -57,7 +57,7 @@ impl core::fmt::Display for ReplayError {
             ),
             ReplayError::InputLength { expected, found } => write!(
                 f,
-                "the recording has {expected} inputs but {found} values were given"
+                "the recording has {expected} inputs, but the new point has {found}"
             ),
             ReplayError::Opaque { node } => write!(
                 f,

@@ -208,3 +208,30 @@ mod interleavings {
         }
     }
 }
+
+/// Every `ReplayError`'s message, word for word: what was recorded, what was given, what to do.
+#[test]
+fn every_replay_error_says_what_happened() {
+    let plain = Tape::new();
+    let x = plain.var(1.0);
+    let _ = x * x;
+    let mut rec = plain.finish();
+    assert_eq!(
+        rec.reevaluate(&[2.0]).unwrap_err().to_string(),
+        "re-evaluation at a new point: the recording keeps no program; record on \
+         Tape::replayable() (or Tape::traced()) instead of Tape::new()"
+    );
+    let tape = Tape::replayable();
+    let x = tape.vars(&[1.0, 2.0]);
+    let _ = Var::from_partials(3.0, &[(x[0], 1.0), (x[1], 1.0)]);
+    let mut rec = tape.finish();
+    assert_eq!(
+        rec.reevaluate(&[1.0]).unwrap_err().to_string(),
+        "re-evaluation at a new point: the recording has 2 inputs, but the new point has 1"
+    );
+    assert_eq!(
+        rec.reevaluate(&[1.0, 5.0]).unwrap_err().to_string(),
+        "re-evaluation at a new point: node 2 was made by Var::from_partials, whose partials \
+         cannot be computed again; record afresh"
+    );
+}
