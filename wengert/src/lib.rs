@@ -27,6 +27,14 @@
 //! [`forward`] (tangent numbers), [`reverse`] (the tape), [`jacobian`] (the drivers, whose items
 //! are also at this crate's root), [`ops`] (the number interface and the rule table), and
 //! [`tensor`] behind the `tensor` feature. The [`guide`] teaches the library chapter by chapter.
+//!
+//! # Features
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `tensor` | [`tensor`]: ndarray tensors with `backward()` and optimisers, and [`Tensor`] and [`ndarray`] at the root |
+//! | `levenberg-marquardt` | [`solvers::LeastSquares`]: a residual `Function` as a `levenberg-marquardt` problem |
+//! | `argmin` | [`solvers::Problem`]: a `Function`'s cost, gradient, Hessian and Jacobian for `argmin`'s solvers |
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
