@@ -3,6 +3,8 @@
 //! also runs under the test command (`cargo test --workspace`), at a small size where the
 //! unoptimised test profile would be slow.
 //!
+//! * `cargo run --release --example graph`: the computation graph of two small recordings drawn
+//!   with every node's value, adjoint and local partials (`-- --docs`: the guide's pictures).
 //! * `cargo run --release --example jacobians`: Jacobians of a wide and a tall function, with
 //!   the plan each one chose, and why reverse mode suits the one and forward mode the other.
 //! * `cargo run --release --example seeds`: the four seed examples (a square plus a constant, a
@@ -30,8 +32,10 @@
 //!   Newton method (our Hessian) and L-BFGS (our gradient).
 //!
 //! This library holds only what several examples share: [`lcg`], the seeded random numbers,
-//! and [`chart`], the plotting both timing charts use.
+//! [`chart`], the plotting both timing charts use, and [`picture`], the guide's pictures
+//! (hand-written SVG, and the check that the guide's copies are what the code draws).
 #![warn(missing_docs)]
 
 pub mod chart;
 pub mod lcg;
+pub mod picture;
