@@ -9,6 +9,8 @@
 //!   the plan each one chose, and why reverse mode suits the one and forward mode the other.
 //! * `cargo run --release --example seeds`: the four seed examples (a square plus a constant, a
 //!   product, a tanh layer, a user-defined sigmoid), each in forward and in reverse mode.
+//! * `cargo run --release --example crossover`: the sweeps each mode runs, and the chart of the
+//!   mode the plan chooses over n and m, from the cost model (`-- --docs`: the guide's copy).
 //! * `cargo run --release --example mode_asymmetry`: forward against reverse Jacobian time over
 //!   n, m = 1…512, the crossover, and a chart in `target/` (`-- --docs`: the README's copy).
 //! * `cargo run --release --example second_order`: a second derivative traced node by node in
