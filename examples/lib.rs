@@ -16,6 +16,8 @@
 //! * `cargo run --release --example second_order`: a second derivative traced node by node in
 //!   forward over reverse, then the Hessian of a dense function timed in the four mode pairs,
 //!   with a chart in `target/` (`-- --docs`: the README's copy).
+//! * `cargo run --release --example replay`: a recording evaluated again at new points, the
+//!   branch guards that refuse a flipped branch, and a long loop's gradient by checkpointing.
 //! * `cargo run --release --example sparse`: sparse Jacobians and Hessians by detection and
 //!   colouring, where a few sweeps give the whole matrix.
 //! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
