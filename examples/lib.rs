@@ -19,7 +19,8 @@
 //! * `cargo run --release --example replay`: a recording evaluated again at new points, the
 //!   branch guards that refuse a flipped branch, and a long loop's gradient by checkpointing.
 //! * `cargo run --release --example sparse`: sparse Jacobians and Hessians by detection and
-//!   colouring, where a few sweeps give the whole matrix.
+//!   colouring, where a few sweeps give the whole matrix, and the picture of a colouring
+//!   (`-- --docs`: the guide's copy).
 //! * `cargo run --release --example nested`: derivatives of derivatives in all four pairs of
 //!   modes, on GradBench's nested problems `saddle` and `particle`.
 //! * `cargo run --release --example tensor_seed`: the tensor autograd on the seed example, against
