@@ -1,2 +1,16 @@
 //! The guide: chapters in a teacher's order, each compiled here so that every snippet in it runs
-//! as a test. The chapters are the markdown files of `docs/guide/`.
+//! as a test (`cargo test -p wengert`). The chapters are the markdown files of `docs/guide/`; the
+//! pictures they show are in `docs/guide/img/`, drawn by the examples they name.
+//!
+//! 1. [First derivatives in five minutes](crate::guide::ch01_first_derivatives)
+//!
+//! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
+//! 7 and the derivative 4.
+//!
+//! ```
+//! let (y, dy) = wengert::forward::derivative(|x| x * x + 3.0, 2.0);
+//! assert_eq!((y, dy), (7.0, 4.0));
+//! ```
+
+#[doc = include_str!("../../docs/guide/01-first-derivatives.md")]
+pub mod ch01_first_derivatives {}
