@@ -3,6 +3,7 @@
 //! pictures they show are in `docs/guide/img/`, drawn by the examples they name.
 //!
 //! 1. [First derivatives in five minutes](crate::guide::ch01_first_derivatives)
+//! 2. [How automatic differentiation works](crate::guide::ch02_how_it_works)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -14,3 +15,6 @@
 
 #[doc = include_str!("../../docs/guide/01-first-derivatives.md")]
 pub mod ch01_first_derivatives {}
+
+#[doc = include_str!("../../docs/guide/02-how-it-works.md")]
+pub mod ch02_how_it_works {}
