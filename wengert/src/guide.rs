@@ -5,6 +5,7 @@
 //! 1. [First derivatives in five minutes](crate::guide::ch01_first_derivatives)
 //! 2. [How automatic differentiation works](crate::guide::ch02_how_it_works)
 //! 3. [Forward and reverse mode](crate::guide::ch03_forward_and_reverse)
+//! 4. [Jacobians and the plan](crate::guide::ch04_jacobians_and_the_plan)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -22,3 +23,6 @@ pub mod ch02_how_it_works {}
 
 #[doc = include_str!("../../docs/guide/03-forward-and-reverse.md")]
 pub mod ch03_forward_and_reverse {}
+
+#[doc = include_str!("../../docs/guide/04-jacobians-and-the-plan.md")]
+pub mod ch04_jacobians_and_the_plan {}
