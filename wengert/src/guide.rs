@@ -6,6 +6,7 @@
 //! 2. [How automatic differentiation works](crate::guide::ch02_how_it_works)
 //! 3. [Forward and reverse mode](crate::guide::ch03_forward_and_reverse)
 //! 4. [Jacobians and the plan](crate::guide::ch04_jacobians_and_the_plan)
+//! 5. [Higher order](crate::guide::ch05_higher_order)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -26,3 +27,6 @@ pub mod ch03_forward_and_reverse {}
 
 #[doc = include_str!("../../docs/guide/04-jacobians-and-the-plan.md")]
 pub mod ch04_jacobians_and_the_plan {}
+
+#[doc = include_str!("../../docs/guide/05-higher-order.md")]
+pub mod ch05_higher_order {}
