@@ -7,6 +7,7 @@
 //! 3. [Forward and reverse mode](crate::guide::ch03_forward_and_reverse)
 //! 4. [Jacobians and the plan](crate::guide::ch04_jacobians_and_the_plan)
 //! 5. [Higher order](crate::guide::ch05_higher_order)
+//! 6. [Recordings, branch guards and checkpoints](crate::guide::ch06_recordings)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -30,3 +31,6 @@ pub mod ch04_jacobians_and_the_plan {}
 
 #[doc = include_str!("../../docs/guide/05-higher-order.md")]
 pub mod ch05_higher_order {}
+
+#[doc = include_str!("../../docs/guide/06-recordings.md")]
+pub mod ch06_recordings {}
