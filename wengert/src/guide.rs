@@ -8,6 +8,7 @@
 //! 4. [Jacobians and the plan](crate::guide::ch04_jacobians_and_the_plan)
 //! 5. [Higher order](crate::guide::ch05_higher_order)
 //! 6. [Recordings, branch guards and checkpoints](crate::guide::ch06_recordings)
+//! 7. [Sparse Jacobians and Hessians](crate::guide::ch07_sparsity)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -34,3 +35,6 @@ pub mod ch05_higher_order {}
 
 #[doc = include_str!("../../docs/guide/06-recordings.md")]
 pub mod ch06_recordings {}
+
+#[doc = include_str!("../../docs/guide/07-sparsity.md")]
+pub mod ch07_sparsity {}
