@@ -9,6 +9,7 @@
 //! 5. [Higher order](crate::guide::ch05_higher_order)
 //! 6. [Recordings, branch guards and checkpoints](crate::guide::ch06_recordings)
 //! 7. [Sparse Jacobians and Hessians](crate::guide::ch07_sparsity)
+//! 8. [Linear algebra and solvers](crate::guide::ch08_linear_algebra_and_solvers)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -38,3 +39,6 @@ pub mod ch06_recordings {}
 
 #[doc = include_str!("../../docs/guide/07-sparsity.md")]
 pub mod ch07_sparsity {}
+
+#[doc = include_str!("../../docs/guide/08-linear-algebra-and-solvers.md")]
+pub mod ch08_linear_algebra_and_solvers {}
