@@ -10,6 +10,7 @@
 //! 6. [Recordings, branch guards and checkpoints](crate::guide::ch06_recordings)
 //! 7. [Sparse Jacobians and Hessians](crate::guide::ch07_sparsity)
 //! 8. [Linear algebra and solvers](crate::guide::ch08_linear_algebra_and_solvers)
+//! 9. [Tensors, for PyTorch users](crate::guide::ch09_tensors)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -42,3 +43,6 @@ pub mod ch07_sparsity {}
 
 #[doc = include_str!("../../docs/guide/08-linear-algebra-and-solvers.md")]
 pub mod ch08_linear_algebra_and_solvers {}
+
+#[doc = include_str!("../../docs/guide/09-tensors.md")]
+pub mod ch09_tensors {}
