@@ -12,6 +12,7 @@
 //! 8. [Linear algebra and solvers](crate::guide::ch08_linear_algebra_and_solvers)
 //! 9. [Tensors, for PyTorch users](crate::guide::ch09_tensors)
 //! 10. [Conventions and accuracy](crate::guide::ch10_conventions_and_accuracy)
+//! 11. [Benchmarking forward against reverse](crate::guide::ch11_benchmarking)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -50,3 +51,6 @@ pub mod ch09_tensors {}
 
 #[doc = include_str!("../../docs/guide/10-conventions-and-accuracy.md")]
 pub mod ch10_conventions_and_accuracy {}
+
+#[doc = include_str!("../../docs/guide/11-benchmarking.md")]
+pub mod ch11_benchmarking {}
