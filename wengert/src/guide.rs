@@ -13,6 +13,7 @@
 //! 9. [Tensors, for PyTorch users](crate::guide::ch09_tensors)
 //! 10. [Conventions and accuracy](crate::guide::ch10_conventions_and_accuracy)
 //! 11. [Benchmarking forward against reverse](crate::guide::ch11_benchmarking)
+//! 12. [The design](crate::guide::ch12_design)
 //!
 //! The guide in two lines, the first example of chapter 1: f(x) = x² + 3 at x = 2 has the value
 //! 7 and the derivative 4.
@@ -54,3 +55,6 @@ pub mod ch10_conventions_and_accuracy {}
 
 #[doc = include_str!("../../docs/guide/11-benchmarking.md")]
 pub mod ch11_benchmarking {}
+
+#[doc = include_str!("../../docs/guide/12-design.md")]
+pub mod ch12_design {}
