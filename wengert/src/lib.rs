@@ -24,7 +24,7 @@
 //!
 //! The modes are also here as the crates they are written in, so that every example in their
 //! documentation reads the same through this one dependency (`use wengert::{forward, reverse}`):
-//! [`forward`] (tangent numbers), [`reverse`] (the tape), [`jacobian`] (the drivers, whose items
+//! [`forward`] (tangent numbers), [`reverse`] (the tape), [`jacobian`](mod@jacobian) (the drivers, whose items
 //! are also at this crate's root), [`ops`] (the number interface and the rule table), and
 //! [`tensor`] behind the `tensor` feature. The [`guide`] teaches the library chapter by chapter.
 //!
