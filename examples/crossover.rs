@@ -70,7 +70,10 @@ fn count_sweeps() -> Result<(), wengert::Error> {
             rv.lanes,
             rv.tape.nodes
         );
-        println!("{n:>5} {m:>5}  {forward:>24}  {reverse:>34}  {:?}", auto.mode);
+        println!(
+            "{n:>5} {m:>5}  {forward:>24}  {reverse:>34}  {:?}",
+            auto.mode
+        );
     }
     println!(
         "\nForward sweeps: ⌈n/N⌉ whatever m. Reverse: one recording, then ⌈m/Q⌉ sweeps whatever n.\n"
@@ -153,7 +156,14 @@ fn draw(choices: &[Vec<Mode>]) -> String {
     }
     svg.line((x0, y0 + h), (x0 + w, y0 + h), "#444", 1.0, false, false);
     svg.line((x0, y0), (x0, y0 + h), "#444", 1.0, false, false);
-    svg.text(x0 + w / 2.0, y0 + h + 40.0, 14.0, "middle", "#222", "n (inputs)");
+    svg.text(
+        x0 + w / 2.0,
+        y0 + h + 40.0,
+        14.0,
+        "middle",
+        "#222",
+        "n (inputs)",
+    );
 
     // Forward mode: ⌈n/N⌉ sweeps of N tangents, whatever m (the steps: N grows to 16).
     let forward: Vec<(f64, f64)> = (1..=512)
@@ -175,7 +185,14 @@ fn draw(choices: &[Vec<Mode>]) -> String {
             svg.text(x + 6.0, y + dy, 12.0, "start", "#222", &format!("n = {n}"));
         }
     }
-    svg.text(px(512.0) - 4.0, py(estimate(512, 1).forward) - 8.0, 12.0, "end", FORWARD, "forward, any m");
+    svg.text(
+        px(512.0) - 4.0,
+        py(estimate(512, 1).forward) - 8.0,
+        12.0,
+        "end",
+        FORWARD,
+        "forward, any m",
+    );
 
     // Right panel: the plan's choice over the grid, m upwards, n to the right.
     let (gx, gy, cell) = GRID;
@@ -190,27 +207,66 @@ fn draw(choices: &[Vec<Mode>]) -> String {
     );
     for (r, row) in choices.iter().enumerate() {
         for (c, mode) in row.iter().enumerate() {
-            let fill = if *mode == Mode::Forward { FORWARD } else { REVERSE };
+            let fill = if *mode == Mode::Forward {
+                FORWARD
+            } else {
+                REVERSE
+            };
             let y = gy + side - (r + 1) as f64 * cell;
-            svg.rect(gx + c as f64 * cell, y, cell - 2.0, cell - 2.0, fill, "none");
+            svg.rect(
+                gx + c as f64 * cell,
+                y,
+                cell - 2.0,
+                cell - 2.0,
+                fill,
+                "none",
+            );
         }
     }
     for (k, s) in SIZES.iter().enumerate() {
         let label = s.to_string();
         let centre = (k as f64 + 0.5) * cell - 1.0;
-        svg.text(gx + centre, gy + side + 16.0, 12.0, "middle", "#444", &label);
-        svg.text(gx - 6.0, gy + side - centre + 4.0, 12.0, "end", "#444", &label);
+        svg.text(
+            gx + centre,
+            gy + side + 16.0,
+            12.0,
+            "middle",
+            "#444",
+            &label,
+        );
+        svg.text(
+            gx - 6.0,
+            gy + side - centre + 4.0,
+            12.0,
+            "end",
+            "#444",
+            &label,
+        );
     }
     // The diagonal n = m: the boundary is not on it.
     svg.line((gx, gy + side), (gx + side, gy), "#222", 1.5, true, false);
-    svg.text(gx + side / 2.0, gy + side + 38.0, 14.0, "middle", "#222", "n (inputs)");
+    svg.text(
+        gx + side / 2.0,
+        gy + side + 38.0,
+        14.0,
+        "middle",
+        "#222",
+        "n (inputs)",
+    );
     svg.text(gx - 44.0, gy + side / 2.0, 14.0, "middle", "#222", "m");
     let legend_y = gy + side + 62.0;
     svg.rect(gx, legend_y - 11.0, 14.0, 14.0, FORWARD, "none");
     svg.text(gx + 20.0, legend_y, 13.0, "start", "#222", "forward");
     svg.rect(gx + 100.0, legend_y - 11.0, 14.0, 14.0, REVERSE, "none");
     svg.text(gx + 120.0, legend_y, 13.0, "start", "#222", "reverse");
-    svg.line((gx + 200.0, legend_y - 4.0), (gx + 230.0, legend_y - 4.0), "#222", 1.5, true, false);
+    svg.line(
+        (gx + 200.0, legend_y - 4.0),
+        (gx + 230.0, legend_y - 4.0),
+        "#222",
+        1.5,
+        true,
+        false,
+    );
     svg.text(gx + 236.0, legend_y, 13.0, "start", "#222", "n = m");
 
     let notes = [
@@ -218,7 +274,14 @@ fn draw(choices: &[Vec<Mode>]) -> String {
         "reverse mode wins to the right of each crossing, where the Jacobian is wide.",
     ];
     for (k, note) in notes.iter().enumerate() {
-        svg.text(x0, HEIGHT - 36.0 + 18.0 * k as f64, 13.0, "start", "#444", note);
+        svg.text(
+            x0,
+            HEIGHT - 36.0 + 18.0 * k as f64,
+            13.0,
+            "start",
+            "#444",
+            note,
+        );
     }
     svg.finish()
 }

@@ -129,7 +129,10 @@ fn draw(tape: &Tape, output: Var, title: &str) -> String {
     }
     for (from, to, label) in &edges {
         // Nearer the operand than the middle: two edges that cross share their middle.
-        let (mx, my) = (from.0 + 0.35 * (to.0 - from.0), from.1 + 0.35 * (to.1 - from.1));
+        let (mx, my) = (
+            from.0 + 0.35 * (to.0 - from.0),
+            from.1 + 0.35 * (to.1 - from.1),
+        );
         let w = 7.5 * label.chars().count() as f64 + 8.0;
         svg.rect(mx - w / 2.0, my - 13.0, w, 19.0, "#fff", "#ccc");
         svg.text(mx, my + 1.0, 13.0, "middle", "#333", label);

@@ -47,11 +47,18 @@ fn reevaluate() -> Result<(), ReplayError> {
     let x = tape.vars(&[1.0; 4]);
     let y = smooth(&x);
     let mut rec = tape.finish();
-    for point in [[0.5, -1.0, 2.0, 0.0], [3.0, 0.1, 0.2, 0.3], [1.0, 2.0, 3.0, 4.0]] {
+    for point in [
+        [0.5, -1.0, 2.0, 0.0],
+        [3.0, 0.1, 0.2, 0.3],
+        [1.0, 2.0, 3.0, 4.0],
+    ] {
         rec.reevaluate(&point)?;
         let replayed = rec.gradient(y).wrt_all(&x);
         let (_, fresh) = gradient(|v: &[Var]| smooth(v), &point);
-        assert_eq!(replayed, fresh, "a re-evaluation gives a fresh recording's bits");
+        assert_eq!(
+            replayed, fresh,
+            "a re-evaluation gives a fresh recording's bits"
+        );
         println!(
             "   at {point:?}: f = {:.6}, ∇f = {replayed:.6?} (the same bits as a fresh recording)",
             rec.value(y)
@@ -128,10 +135,16 @@ fn checkpoints() -> Result<(), wengert::Error> {
         "   whole recording: ∂θ/∂(k, c) = {:.6?}, ∂θ/∂(θ₀, ω₀) = {:.6?}, tape {} bytes",
         whole.wrt_params, whole.wrt_state, whole.stats.peak_tape_bytes
     );
-    println!("   {:>5} {:>12} {:>12} {:>18}", "slots", "advances", "tape bytes", "checkpoint bytes");
+    println!(
+        "   {:>5} {:>12} {:>12} {:>18}",
+        "slots", "advances", "tape bytes", "checkpoint bytes"
+    );
     for slots in [2, 4, 8, 16] {
         let g = checkpointed_gradient(&f, &params, &state0, STEPS, slots)?;
-        assert_eq!((g.wrt_params, g.wrt_state), (whole.wrt_params.clone(), whole.wrt_state.clone()));
+        assert_eq!(
+            (g.wrt_params, g.wrt_state),
+            (whole.wrt_params.clone(), whole.wrt_state.clone())
+        );
         assert_eq!(g.stats.advances, advances(STEPS, slots));
         println!(
             "   {slots:>5} {:>12} {:>12} {:>18}",
@@ -165,6 +178,9 @@ mod tests {
         let _ = kink(&x);
         let mut rec = tape.finish();
         assert!(rec.reevaluate(&[3.0, 0.0]).is_ok());
-        assert!(matches!(rec.reevaluate(&[0.0, 3.0]), Err(ReplayError::Guard(_))));
+        assert!(matches!(
+            rec.reevaluate(&[0.0, 3.0]),
+            Err(ReplayError::Guard(_))
+        ));
     }
 }

@@ -113,7 +113,14 @@ fn draw(j: &SparseJacobian) -> String {
 
     // The two matrices' frames, their headers (each column's colour) and their names.
     for (x0, cols, name) in [(left, n, "J"), (right, colours, "J·S")] {
-        svg.rect(x0, top, cols as f64 * cell, m as f64 * cell, "#f6f6f6", "#bbb");
+        svg.rect(
+            x0,
+            top,
+            cols as f64 * cell,
+            m as f64 * cell,
+            "#f6f6f6",
+            "#bbb",
+        );
         for c in 0..cols {
             let k = if name == "J" { j.colours[c] } else { c };
             let x = x0 + c as f64 * cell;
@@ -125,14 +132,42 @@ fn draw(j: &SparseJacobian) -> String {
     for (row, col, _) in j.matrix.triplet_iter() {
         let k = j.colours[col];
         let y = top + row as f64 * cell;
-        svg.rect(left + col as f64 * cell + 1.0, y + 1.0, cell - 2.0, cell - 2.0, colour(k), "none");
-        svg.rect(right + k as f64 * cell + 1.0, y + 1.0, cell - 2.0, cell - 2.0, colour(k), "none");
+        svg.rect(
+            left + col as f64 * cell + 1.0,
+            y + 1.0,
+            cell - 2.0,
+            cell - 2.0,
+            colour(k),
+            "none",
+        );
+        svg.rect(
+            right + k as f64 * cell + 1.0,
+            y + 1.0,
+            cell - 2.0,
+            cell - 2.0,
+            colour(k),
+            "none",
+        );
     }
     let mid = top + m as f64 * cell / 2.0;
     let (from, to) = (left + n as f64 * cell + 20.0, right - 20.0);
     svg.line((from, mid), (to, mid), "#555", 1.5, false, true);
-    svg.text((from + to) / 2.0, mid - 10.0, 13.0, "middle", "#333", "one lane");
-    svg.text((from + to) / 2.0, mid + 20.0, 13.0, "middle", "#333", "per colour");
+    svg.text(
+        (from + to) / 2.0,
+        mid - 10.0,
+        13.0,
+        "middle",
+        "#333",
+        "one lane",
+    );
+    svg.text(
+        (from + to) / 2.0,
+        mid + 20.0,
+        13.0,
+        "middle",
+        "#333",
+        "per colour",
+    );
 
     let notes = [
         format!(
@@ -157,7 +192,11 @@ fn draw(j: &SparseJacobian) -> String {
 /// If the plan chose another strategy: the picture draws column colours.
 fn grid_jacobian() -> Result<SparseJacobian, jacobian::Error> {
     let j = sparse_jacobian(&Grid { k: 5 }, &[0.5; 25])?;
-    assert_eq!(j.plan.strategy, Strategy::Columns, "the picture draws column colours");
+    assert_eq!(
+        j.plan.strategy,
+        Strategy::Columns,
+        "the picture draws column colours"
+    );
     Ok(j)
 }
 
