@@ -17,8 +17,8 @@ use jacobian::solvers::argmin::core::{Error, Executor, KV, State};
 use jacobian::solvers::argmin::solver::linesearch::MoreThuenteLineSearch;
 use jacobian::solvers::argmin::solver::newton::Newton;
 use jacobian::solvers::argmin::solver::quasinewton::LBFGS;
+use jacobian::solvers::nalgebra::DVector;
 use jacobian::{Function, Op};
-use nalgebra::DVector;
 use std::sync::{Arc, Mutex};
 
 /// Rosenbrock's function, Σᵢ (1 − xᵢ)² + 100 (xᵢ₊₁ − xᵢ²)²: minimum 0 at x = (1, …, 1).

@@ -61,7 +61,7 @@ mod peers {
     use ad_trait::forward_ad::adfn::adfn;
     use ad_trait::function_engine::FunctionEngine;
     use criterion::{BenchmarkGroup, measurement::WallTime};
-    use nalgebra_num_dual::{DMatrix, DVector, SMatrix, SVector};
+    use nalgebra::{DMatrix, DVector, SMatrix, SVector};
     use num_dual::{DualDVec64, DualSVec64};
     use workloads::assert_close;
     use workloads::peers::{AdDense, dense_num_dual};

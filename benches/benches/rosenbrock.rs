@@ -160,7 +160,7 @@ mod peers {
     use ad_trait::function_engine::FunctionEngine;
     use criterion::{BenchmarkGroup, measurement::WallTime};
     use echidna::{BReverse, Dual, Reverse};
-    use nalgebra_num_dual::{DVector, SVector};
+    use nalgebra::{DVector, SVector};
     use num_dual::{DualDVec64, DualSVec64};
     use workloads::assert_close;
     use workloads::peers::{AdRosenbrock, rosenbrock_float, rosenbrock_num_dual};

@@ -180,7 +180,7 @@ impl<T: Op, C: Convention> Dual<T, C> {
 shared_ops::impl_float_via_rules!(
     impl [T: Op, C: Convention] for Dual<T, C>, inner T, primal |s| s.primal
 );
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 shared_ops::impl_real_field!(impl [T: Op, C: Convention] for Dual<T, C>);
 
 impl<T: Op, C: Convention> Zero for Dual<T, C> {

@@ -121,7 +121,7 @@ impl<T: Op, const N: usize> DualVec<T, N> {
 shared_ops::impl_float_via_rules!(
     impl [T: Op, const N: usize] for DualVec<T, N>, inner T, primal |s| s.primal
 );
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 shared_ops::impl_real_field!(impl [T: Op, const N: usize] for DualVec<T, N>);
 
 impl<T: Op, const N: usize> Zero for DualVec<T, N> {

@@ -61,7 +61,7 @@ pub use convention::{Checked, Convention, Unchecked};
 pub use drivers::{derivative, gradient, jacobian_rows, jvp, taylor};
 pub use dual::Dual;
 pub use dual_vec::DualVec;
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 pub use shared_ops::Real;
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};

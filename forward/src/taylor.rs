@@ -189,7 +189,7 @@ impl<T: Op, const N: usize> Taylor<T, N> {
 shared_ops::impl_float_via_rules!(
     impl [T: Op, const N: usize] for Taylor<T, N>, inner T, primal |s| s.c[0]
 );
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 shared_ops::impl_real_field!(impl [T: Op, const N: usize] for Taylor<T, N>);
 
 impl<T: Op, const N: usize> Zero for Taylor<T, N> {

@@ -190,3 +190,97 @@ fn zero_by_value_and_structural_zero() {
     let y = (Dual::new(0.0, 0.0)).sqrt() + Dual::variable(1.0);
     assert_eq!(y.tangent, 1.0);
 }
+
+/// The same decompositions through each nalgebra version the numbers support (0.35 by the
+/// `nalgebra` feature, 0.34 by `nalgebra_v0_34`): the tangents against the known formulas, and
+/// the two versions against each other.
+macro_rules! decompositions_in {
+    ($name:ident, $na:ident) => {
+        mod $name {
+            use approx::assert_relative_eq;
+            use forward::Dual;
+            use $na::{DMatrix, DVector};
+
+            fn x() -> DMatrix<f64> {
+                DMatrix::from_fn(3, 3, |i, j| {
+                    if i == j {
+                        4.0
+                    } else {
+                        1.0 / (1 + i + j) as f64
+                    }
+                })
+            }
+            fn v() -> DMatrix<f64> {
+                DMatrix::from_fn(3, 3, |i, j| ((i * 2 + j * 5) % 4) as f64 / 4.0 - 0.3)
+            }
+            fn along(x: &DMatrix<f64>, v: &DMatrix<f64>) -> DMatrix<Dual<f64>> {
+                x.zip_map(v, Dual::new)
+            }
+
+            /// d(X⁻¹) = −X⁻¹ dX X⁻¹, by LU; d(X⁻¹b) the same applied to b.
+            pub fn inverse_and_solve() -> (Vec<f64>, Vec<f64>) {
+                let (x, v) = (x(), v());
+                let inv = along(&x, &v).try_inverse().expect("invertible");
+                let xi = x.clone().try_inverse().unwrap();
+                let expected = -&xi * &v * &xi;
+                assert_relative_eq!(inv.map(|d| d.tangent), expected, epsilon = 1e-13);
+                let b = DVector::from_vec(vec![1.0, -2.0, 0.5]).map(Dual::from);
+                let y = along(&x, &v).lu().solve(&b).expect("invertible");
+                let dy = &expected * DVector::from_vec(vec![1.0, -2.0, 0.5]);
+                assert_relative_eq!(y.map(|d| d.tangent), dy, epsilon = 1e-13);
+                (
+                    inv.map(|d| d.tangent).as_slice().to_vec(),
+                    y.map(|d| d.tangent).as_slice().to_vec(),
+                )
+            }
+
+            /// Of a symmetric positive definite S = X + Xᵀ along W = V + Vᵀ: the Cholesky factor
+            /// reproduces dS = dL Lᵀ + L dLᵀ, and d(λ) = qᵀ W q for each eigenpair (λ, q).
+            pub fn cholesky_and_eigen() -> (Vec<f64>, Vec<f64>) {
+                let (x, v) = (x(), v());
+                let (s, w) = (&x + x.transpose(), &v + v.transpose());
+                let l = along(&s, &w).cholesky().expect("positive definite").l();
+                let (l0, dl) = (l.map(|d| d.primal), l.map(|d| d.tangent));
+                let ds = &dl * l0.transpose() + &l0 * dl.transpose();
+                assert_relative_eq!(ds, w, epsilon = 1e-12);
+                let e = along(&s, &w).symmetric_eigen();
+                let plain = s.clone().symmetric_eigen();
+                for k in 0..3 {
+                    let q = plain.eigenvectors.column(k);
+                    let i = (0..3)
+                        .min_by(|&a, &b| {
+                            let d =
+                                |j: usize| (e.eigenvalues[j].primal - plain.eigenvalues[k]).abs();
+                            d(a).total_cmp(&d(b))
+                        })
+                        .unwrap();
+                    let dl = (q.transpose() * &w * q)[(0, 0)];
+                    assert_relative_eq!(e.eigenvalues[i].tangent, dl, epsilon = 1e-9);
+                }
+                (
+                    dl.as_slice().to_vec(),
+                    e.eigenvalues.iter().map(|d| d.tangent).collect(),
+                )
+            }
+        }
+    };
+}
+decompositions_in!(on_nalgebra_v0_35, nalgebra);
+decompositions_in!(on_nalgebra_v0_34, nalgebra_v0_34);
+
+#[test]
+fn decompositions_differentiate_alike_on_both_nalgebra_versions() {
+    let (new, old) = (
+        on_nalgebra_v0_35::inverse_and_solve(),
+        on_nalgebra_v0_34::inverse_and_solve(),
+    );
+    assert_eq!(new, old, "LU: the same tangents, bit for bit");
+    let (new, old) = (
+        on_nalgebra_v0_35::cholesky_and_eigen(),
+        on_nalgebra_v0_34::cholesky_and_eigen(),
+    );
+    assert_eq!(new.0, old.0, "Cholesky: the same tangents, bit for bit");
+    for (a, b) in new.1.iter().zip(&old.1) {
+        assert!((a - b).abs() < 1e-9, "eigenvalue tangents {a} and {b}");
+    }
+}

@@ -105,7 +105,7 @@ pub mod trace;
 pub use checkpoint::{Recurrence, checkpointed_gradient};
 pub use drivers::{gradient, jacobian_rows, vjp};
 pub use replay::{GuardFailure, ReplayError};
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 pub use shared_ops::Real;
 pub use shared_ops::num_traits::Float;
 pub use shared_ops::{Error, Op};

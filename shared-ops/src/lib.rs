@@ -19,7 +19,8 @@
 //! * [`series`]: the Taylor-coefficient recurrences those rows call, O(N²) per operation for N
 //!   coefficients (Taylor mode, `forward::Taylor`).
 //! * [`Function`]: a vector function `Rⁿ → Rᵐ` written once and run in any mode.
-//! * [`real`] (feature `nalgebra`, on by default): nalgebra's `RealField` for every AD number,
+//! * [`real`] (feature `nalgebra`, on by default, for nalgebra 0.35; `nalgebra_v0_34` for 0.33
+//!   and 0.34): nalgebra's `RealField` for every AD number,
 //!   and [`Real<T>`] to reach it from code generic over `T: Op`, so that norms, inverses and
 //!   decompositions differentiate.
 //! * [`Error`]: what the drivers return when the input is wrong.
@@ -78,7 +79,7 @@ mod float_impl;
 mod function;
 pub mod memory;
 mod op;
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 pub mod real;
 pub mod rules;
 pub mod series;
@@ -98,7 +99,7 @@ pub mod series;
 /// assert_eq!(f(0.0_f64), 0.0);
 /// ```
 pub mod prelude {
-    #[cfg(feature = "nalgebra")]
+    #[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
     pub use crate::Real;
     pub use crate::{Binary, Error, Function, Op, Unary};
     pub use num_traits::Float;
@@ -109,5 +110,5 @@ pub use float_impl::Compare;
 pub use function::Function;
 pub use num_traits;
 pub use op::{Binary, Op, Unary, check_dot};
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 pub use real::Real;

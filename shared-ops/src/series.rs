@@ -80,7 +80,7 @@ pub fn square_at<T: Op, const N: usize>(y: &[T; N], m: usize) -> T {
         s += prod(y[i], y[m - i]);
     }
     s = s + s;
-    if m % 2 == 0 {
+    if m.is_multiple_of(2) {
         s += prod(y[m / 2], y[m / 2]);
     }
     s

@@ -46,7 +46,7 @@ fn known_series_at_zero_to_order_10() {
         }
     };
     let cos = |k: usize| {
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             (-1.0_f64).powi((k / 2) as i32) / fact(k)
         } else {
             0.0

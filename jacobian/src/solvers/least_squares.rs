@@ -1,7 +1,7 @@
 use crate::{Error, Function, Mode, Plan, PreparedJacobian};
 use core::cell::RefCell;
 use levenberg_marquardt::LeastSquaresProblem;
-use nalgebra::{DMatrix, DVector, Dyn, Owned};
+use nalgebra_v0_34::{DMatrix, DVector, Dyn, Owned};
 
 /// A residual function `r: Rⁿ → Rᵐ` as a [`levenberg_marquardt`] problem, min ½‖r(x)‖², with
 /// the Jacobian computed by this library instead of by hand or by finite differences.
@@ -146,7 +146,7 @@ impl<F: Function + Sync> LeastSquaresProblem<f64, Dyn, Dyn> for LeastSquares<F> 
         match self.prepared.borrow_mut().jacobian(self.x.as_slice()) {
             Ok(j) if j.matrix.nrows() == self.m => {
                 *self.last_plan.borrow_mut() = Some(j.plan);
-                Some(j.matrix)
+                Some(super::to_solver(j.matrix))
             }
             Ok(j) => {
                 let during = "a Jacobian".to_string();

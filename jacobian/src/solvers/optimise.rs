@@ -1,6 +1,6 @@
 use crate::{Error, Function};
 use argmin::core::{CostFunction, Gradient, Hessian, Jacobian, Operator};
-use nalgebra::{DMatrix, DVector};
+use nalgebra_v0_34::{DMatrix, DVector};
 
 /// A [`Function`] as an [`argmin`] problem, with its derivatives computed by this library, so
 /// that argmin's solvers (L-BFGS, Newton, trust region, Gauss–Newton, …) run on it unchanged.
@@ -25,7 +25,7 @@ use nalgebra::{DMatrix, DVector};
 /// use jacobian::solvers::argmin::core::{Executor, State};
 /// use jacobian::solvers::argmin::solver::newton::Newton;
 /// use jacobian::{Function, Op};
-/// use nalgebra::DVector;
+/// use jacobian::solvers::nalgebra::DVector;
 ///
 /// /// (x₀ − 1)² + 10·(x₁ − x₀²)².
 /// struct Valley;
@@ -94,7 +94,9 @@ impl<F: Function> Hessian for Problem<F> {
 
     fn hessian(&self, x: &DVector<f64>) -> Result<DMatrix<f64>, argmin::core::Error> {
         check(&self.0, x)?;
-        Ok(crate::hessian(&self.0, x.as_slice())?.matrix)
+        Ok(super::to_solver(
+            crate::hessian(&self.0, x.as_slice())?.matrix,
+        ))
     }
 }
 
@@ -103,7 +105,9 @@ impl<F: Function + Sync> Jacobian for Problem<F> {
     type Jacobian = DMatrix<f64>;
 
     fn jacobian(&self, x: &DVector<f64>) -> Result<DMatrix<f64>, argmin::core::Error> {
-        Ok(crate::jacobian(&self.0, x.as_slice())?.matrix)
+        Ok(super::to_solver(
+            crate::jacobian(&self.0, x.as_slice())?.matrix,
+        ))
     }
 }
 

@@ -151,7 +151,7 @@ pub(crate) fn thousands(k: usize) -> String {
     let s = k.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(' ');
         }
         out.push(ch);

@@ -119,16 +119,16 @@ pub(crate) fn split(
         let at = |i: usize| (edges[i], ks.map_or(0, |ks| ks[i]));
         (1..=PERIOD).find(|&p| len >= p * RUN && (lo..lo + p).all(|f| steps_evenly(at, f, hi, p)))
     };
-    if let Some(p) = period {
-        if p > 1 {
-            // Sequence by sequence, each in its order.
-            let order: Vec<usize> = (lo..lo + p).flat_map(|f| (f..hi).step_by(p)).collect();
-            let moved: Vec<u64> = order.iter().map(|&i| edges[i]).collect();
-            edges[lo..hi].copy_from_slice(&moved);
-            if let Some(ks) = ks.as_deref_mut() {
-                let moved: Vec<u32> = order.iter().map(|&i| ks[i]).collect();
-                ks[lo..hi].copy_from_slice(&moved);
-            }
+    if let Some(p) = period
+        && p > 1
+    {
+        // Sequence by sequence, each in its order.
+        let order: Vec<usize> = (lo..lo + p).flat_map(|f| (f..hi).step_by(p)).collect();
+        let moved: Vec<u64> = order.iter().map(|&i| edges[i]).collect();
+        edges[lo..hi].copy_from_slice(&moved);
+        if let Some(ks) = ks.as_deref_mut() {
+            let moved: Vec<u32> = order.iter().map(|&i| ks[i]).collect();
+            ks[lo..hi].copy_from_slice(&moved);
         }
     }
     let ks = ks.as_deref();

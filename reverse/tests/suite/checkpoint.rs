@@ -27,7 +27,7 @@ impl Recurrence for Mixer {
         }
         next[0] = T::dot(s, p).tanh();
         next[1] = s[1] * T::constant(0.9) + s[0].sin() * p[0];
-        if i % 3 != 0 {
+        if !i.is_multiple_of(3) {
             // Otherwise next[2] stays s[2]: a pass-through.
             next[2] = [
                 s[2],

@@ -97,3 +97,25 @@ fn is_zero_is_a_guarded_decision() {
     assert!(err.to_string().contains("is_zero"), "{err}");
     assert!(Var::<f64>::zero().is_structural_zero());
 }
+
+/// The gradient of det X by nalgebra 0.34 (feature `nalgebra_v0_34`) is the same as by 0.35,
+/// bit for bit, and det X · X⁻ᵀ.
+#[test]
+fn determinant_gradient_alike_on_nalgebra_v0_34() {
+    let x = x4();
+    let gradient_by = |det: fn(&[Var]) -> Var| {
+        let tape = Tape::new();
+        let vars = tape.vars(x.as_slice());
+        let d = det(&vars);
+        tape.gradient(d).wrt_all(&vars)
+    };
+    let new = gradient_by(|v| DMatrix::from_column_slice(4, 4, v).determinant());
+    let old = gradient_by(|v| nalgebra_v0_34::DMatrix::from_column_slice(4, 4, v).determinant());
+    assert_eq!(new, old);
+    let expected = x.determinant() * x.clone().try_inverse().unwrap().transpose();
+    assert_relative_eq!(
+        DMatrix::from_column_slice(4, 4, &old),
+        expected,
+        max_relative = 1e-12
+    );
+}

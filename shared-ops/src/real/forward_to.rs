@@ -125,7 +125,6 @@ macro_rules! impl_real_field {
         const _: () = {
             use $crate::Real as R;
             use $crate::real::private::approx::{AbsDiffEq, RelativeEq, UlpsEq};
-            use $crate::real::private::simba::scalar::{ComplexField, RealField, SubsetOf};
             use $crate::num_traits::{FromPrimitive, Signed};
 
             impl<$($gen)*> Signed for $ty {
@@ -166,9 +165,6 @@ macro_rules! impl_real_field {
                 }
             }
 
-            $crate::impl_real_field!(@scalar [$($gen)*] $ty);
-            $crate::impl_real_field!(@float_subset [$($gen)*] $ty, f32);
-            $crate::impl_real_field!(@float_subset [$($gen)*] $ty, f64);
 
             impl<$($gen)*> AbsDiffEq for $ty {
                 type Epsilon = Self;
@@ -195,6 +191,23 @@ macro_rules! impl_real_field {
                     R(*self).ulps_eq(&R(*other), R(epsilon), max_ulps)
                 }
             }
+
+            // simba's traits, once per nalgebra version enabled in this crate's features.
+            $crate::__simba_v0_10!([$($gen)*] $ty);
+            $crate::__simba_v0_9!([$($gen)*] $ty);
+        };
+    };
+
+    // simba's traits (`$simba` names one simba in `real::private`): a scalar, a subset of
+    // itself and of the floats, `ComplexField` and `RealField`, by `Real<Self>`'s.
+    (@simba $simba:ident [$($gen:tt)*] $ty:ty) => {
+        const _: () = {
+            use $crate::Real as R;
+            use $crate::real::private::$simba::scalar::{ComplexField, RealField, SubsetOf};
+
+            $crate::impl_real_field!(@scalar $simba [$($gen)*] $ty);
+            $crate::impl_real_field!(@float_subset [$($gen)*] $ty, f32);
+            $crate::impl_real_field!(@float_subset [$($gen)*] $ty, f64);
 
             impl<$($gen)*> ComplexField for $ty {
                 type RealField = Self;
@@ -256,8 +269,8 @@ macro_rules! impl_real_field {
 
     // What every scalar type implements alike (`Real<T>` too): one SIMD lane, a field, a subset
     // of itself. `SimdValue` declares two methods `unsafe`; their bodies do nothing unsafe.
-    (@scalar [$($gen:tt)*] $ty:ty) => {
-        impl<$($gen)*> $crate::real::private::simba::simd::SimdValue for $ty {
+    (@scalar $simba:ident [$($gen:tt)*] $ty:ty) => {
+        impl<$($gen)*> $crate::real::private::$simba::simd::SimdValue for $ty {
             const LANES: usize = 1;
             type Element = Self;
             type SimdBool = bool;
@@ -287,9 +300,9 @@ macro_rules! impl_real_field {
             }
         }
 
-        impl<$($gen)*> $crate::real::private::simba::scalar::Field for $ty {}
+        impl<$($gen)*> $crate::real::private::$simba::scalar::Field for $ty {}
 
-        impl<$($gen)*> $crate::real::private::simba::scalar::SubsetOf<$ty> for $ty {
+        impl<$($gen)*> $crate::real::private::$simba::scalar::SubsetOf<$ty> for $ty {
             #[inline(always)]
             fn to_superset(&self) -> Self {
                 *self
@@ -346,4 +359,37 @@ macro_rules! impl_real_field {
             <R<Self> as RealField>::$m().0
         }
     )*};
+}
+
+/// simba 0.10's traits (nalgebra 0.35, feature `nalgebra`) in [`impl_real_field!`]'s expansion,
+/// or nothing: the features of this crate decide, not those of the crate that expands it.
+#[cfg(feature = "nalgebra")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __simba_v0_10 {
+    ([$($gen:tt)*] $ty:ty) => {
+        $crate::impl_real_field!(@simba simba [$($gen)*] $ty);
+    };
+}
+#[cfg(not(feature = "nalgebra"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __simba_v0_10 {
+    ([$($gen:tt)*] $ty:ty) => {};
+}
+
+/// simba 0.9's traits (nalgebra 0.33 and 0.34, feature `nalgebra_v0_34`), or nothing.
+#[cfg(feature = "nalgebra_v0_34")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __simba_v0_9 {
+    ([$($gen:tt)*] $ty:ty) => {
+        $crate::impl_real_field!(@simba simba09 [$($gen)*] $ty);
+    };
+}
+#[cfg(not(feature = "nalgebra_v0_34"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __simba_v0_9 {
+    ([$($gen:tt)*] $ty:ty) => {};
 }

@@ -458,7 +458,7 @@ shared_ops::impl_float_via_rules!(
     compare |a, b, how| a.compare(b, how),
     test |x, name, result| x.test(name, result)
 );
-#[cfg(feature = "nalgebra")]
+#[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 shared_ops::impl_real_field!(impl [T: Op] for Var<T>);
 
 impl<T: Op> Zero for Var<T> {
