@@ -25,18 +25,13 @@
 use core::fmt;
 use forward::Dual;
 use reverse::Var;
-use shared_ops::Op;
+use shared_ops::{Lift, Op};
 
 /// A scalar function of `U`-numbers whose constant data are `T`-numbers (the level outside),
 /// lifted into `U` where they meet the variables.
 trait Objective<T> {
     /// The value at `x`.
     fn eval<U: Op + From<T>>(&self, x: &[U]) -> U;
-}
-
-/// A number of the level outside, as a constant of the level inside.
-fn lift<T, U: From<T>>(t: T) -> U {
-    From::from(t)
 }
 
 /// A mode of differentiation at one level: the gradient of an [`Objective`] at `x`.
@@ -152,7 +147,7 @@ struct Inner<T>([T; 2]);
 
 impl<T: Op> Objective<T> for Inner<T> {
     fn eval<U: Op + From<T>>(&self, p2: &[U]) -> U {
-        -saddle_f([lift(self.0[0]), lift(self.0[1])], [p2[0], p2[1]])
+        -saddle_f([self.0[0].lift(), self.0[1].lift()], [p2[0], p2[1]])
     }
 }
 
@@ -205,7 +200,7 @@ struct Potential<T> {
 impl<T: Op> Objective<T> for Potential<T> {
     fn eval<U: Op + From<T>>(&self, x: &[U]) -> U {
         let ten = U::constant(10.0);
-        let charges = [[ten, ten - lift::<T, U>(self.w)], [ten, U::zero()]];
+        let charges = [[ten, ten - self.w.lift::<U>()], [ten, U::zero()]];
         charges
             .iter()
             .map(|c| {

@@ -57,7 +57,7 @@ pub use plan::{Direction, Estimate, Mode, Plan, Replay, cost, estimate};
 pub use prepared::{PreparedGradient, PreparedJacobian};
 #[allow(unused_imports)]
 pub use report::*;
-pub use shared_ops::{Error, Function, Op, Real};
+pub use shared_ops::{Error, Function, Lift, Op, Real};
 pub use transforms::{Grad, JacFwd, JacRev, Jvp, Vjp};
 
 /// One `use` line for user code: [`Function`], [`Op`] and the `Float` methods, [`Real`], the

@@ -77,6 +77,7 @@
 mod error;
 mod float_impl;
 mod function;
+mod lift;
 pub mod memory;
 mod op;
 #[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
@@ -101,13 +102,14 @@ pub mod series;
 pub mod prelude {
     #[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
     pub use crate::Real;
-    pub use crate::{Binary, Error, Function, Op, Unary};
+    pub use crate::{Binary, Error, Function, Lift, Op, Unary};
     pub use num_traits::Float;
 }
 
 pub use error::Error;
 pub use float_impl::Compare;
 pub use function::Function;
+pub use lift::Lift;
 pub use num_traits;
 pub use op::{Binary, Op, Unary, check_dot};
 #[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
