@@ -231,16 +231,65 @@ pub fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f6
     sweeps::vjp(f, x, w)
 }
 
-/// `(f(x), J·V)` for an n×k seed matrix `V`: k Jacobian-vector products in ⌈k/N⌉ forward
-/// sweeps of N lanes, the directions sharing sweeps as the columns of a Jacobian do.
+/// `J·V` or `Wᵀ·J` at a point: k products with the Jacobian from one set of sweeps, with the
+/// [`Plan`] that ran them ([`Plan::products`] is k).
+///
+/// [`Products::new`] is an empty result for the `_into` methods of
+/// [`PreparedJacobian`](crate::PreparedJacobian) to fill, which size it on their first call and
+/// then write in place.
+///
+/// ```
+/// let p = jacobian::Products::new();
+/// assert_eq!((p.value.len(), p.matrix.shape(), p.plan.products), (0, (0, 0), 0));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Products {
+    /// f(x).
+    pub value: Vec<f64>,
+    /// `J·V` (m×k) or `Wᵀ·J` (k×n).
+    pub matrix: DMatrix<f64>,
+    /// Which sweeps ran, on how many threads.
+    pub plan: Plan,
+}
+
+impl Products {
+    /// An empty result, to be filled by a prepared object's `_into` methods.
+    pub fn new() -> Products {
+        Products {
+            value: Vec::new(),
+            matrix: DMatrix::zeros(0, 0),
+            plan: Plan::new(Direction::Forward, 0, &sweeps::Swept::default(), true),
+        }
+    }
+
+    /// The result of the sweeps `out` ran for `k` products of an n-input Jacobian.
+    pub(crate) fn of(mode: Direction, n: usize, k: usize, out: sweeps::Swept) -> Products {
+        let plan = Plan::for_products(mode, n, k, &out);
+        Products {
+            value: out.value,
+            matrix: out.matrix,
+            plan,
+        }
+    }
+}
+
+impl Default for Products {
+    fn default() -> Self {
+        Products::new()
+    }
+}
+
+/// `J·V` for an n×k seed matrix `V`: k Jacobian-vector products in ⌈k/N⌉ forward sweeps of N
+/// lanes, the directions sharing sweeps as the columns of a Jacobian do. The sweeps may run on
+/// several threads where the work is large; [`jvp_matrix_with`] decides per call.
 ///
 /// `V = I` gives the Jacobian itself; a few chosen directions beside unit columns (the extra
 /// columns of a hand-tracking model, say) ride in the same sweeps. Errors on an `x` of
 /// another length than `f` declares, or a `V` without n rows.
 ///
 /// ```
+/// use jacobian::nalgebra::DMatrix;
 /// use jacobian::{Function, Op};
-/// use nalgebra::DMatrix;
 /// struct F;
 /// impl Function for F {
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
@@ -249,60 +298,115 @@ pub fn vjp<F: Function>(f: &F, x: &[f64], w: &[f64]) -> Result<(Vec<f64>, Vec<f6
 /// }
 /// // The two unit directions and their sum, in one sweep of 3 lanes.
 /// let v = DMatrix::from_row_slice(2, 3, &[1.0, 0.0, 1.0, 0.0, 1.0, 1.0]);
-/// let (y, jv) = jacobian::jvp_matrix(&F, &[2.0, 0.0], &v)?;
-/// assert_eq!(y, vec![0.0, 2.0]);
-/// assert_eq!(jv.as_slice(), &[0.0, 1.0, 2.0, 1.0, 2.0, 2.0]); // column-major 2×3
+/// let p = jacobian::jvp_matrix(&F, &[2.0, 0.0], &v)?;
+/// assert_eq!(p.value, vec![0.0, 2.0]);
+/// assert_eq!(p.matrix.as_slice(), &[0.0, 1.0, 2.0, 1.0, 2.0, 2.0]); // column-major 2×3
+/// assert_eq!((p.plan.products, p.plan.sweeps, p.plan.lanes), (3, 1, 3));
 /// assert!(jacobian::jvp_matrix(&F, &[2.0, 0.0], &DMatrix::zeros(3, 1)).is_err());
 /// # Ok::<(), jacobian::Error>(())
 /// ```
-#[allow(clippy::type_complexity)]
 pub fn jvp_matrix<F: Function + Sync>(
     f: &F,
     x: &[f64],
     v: &DMatrix<f64>,
-) -> Result<(Vec<f64>, DMatrix<f64>), Error> {
+) -> Result<Products, Error> {
+    jvp_matrix_with(f, x, v, true)
+}
+
+/// [`jvp_matrix`] with the threads decided by the caller: `threads: false` runs every sweep on
+/// the calling thread (the plan says how many ran).
+///
+/// ```
+/// use jacobian::nalgebra::DMatrix;
+/// use jacobian::{Function, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         x.iter().map(|&v| v.sin()).collect()
+///     }
+/// }
+/// let p = jacobian::jvp_matrix_with(&F, &[0.0; 64], &DMatrix::identity(64, 64), false)?;
+/// assert_eq!((p.plan.threads, p.matrix[(5, 5)]), (1, 1.0));
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn jvp_matrix_with<F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    v: &DMatrix<f64>,
+    threads: bool,
+) -> Result<Products, Error> {
     f.check_input(x.len())?;
     Error::check_seed("tangent matrix", x.len(), v.nrows())?;
     let (m, seed) = (f.sizes().map(|s| s.1), lanes::Seed::Matrix(v));
     let mut out = sweeps::Swept::default();
-    sweeps::forward_seeded(f, x, seed, m, true, &mut lanes::Inputs::default(), &mut out)?;
-    Ok((out.value, out.matrix))
+    sweeps::forward_seeded(
+        f,
+        x,
+        seed,
+        m,
+        threads,
+        &mut lanes::Inputs::default(),
+        &mut out,
+    )?;
+    Ok(Products::of(Direction::Forward, x.len(), v.ncols(), out))
 }
 
-/// `(f(x), Wᵀ·J)` for an m×k weight matrix `W`: k vector-Jacobian products from one recording
-/// and ⌈k/Q⌉ reverse sweeps of Q adjoints; the result is k×n, row c being `wᶜᵀ·J`.
+/// `Wᵀ·J` for an m×k weight matrix `W`: k vector-Jacobian products from one recording and
+/// ⌈k/Q⌉ reverse sweeps of Q adjoints; the result is k×n, row c being `wᶜᵀ·J`. The sweeps may
+/// run on several threads where the work is large; [`vjp_matrix_with`] decides per call.
 ///
 /// `W = I` gives the Jacobian itself. Errors on bad input as [`jacobian`], or a `W` without m
 /// rows.
 ///
 /// ```
+/// use jacobian::nalgebra::DMatrix;
 /// use jacobian::{Function, Op};
-/// use nalgebra::DMatrix;
 /// struct F;
 /// impl Function for F {
 ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
 ///         vec![x[0] * x[1], x[0] - x[1]]
 ///     }
 /// }
-/// // The first output's gradient, and the sum of both, in one sweep.
-/// let w = DMatrix::from_row_slice(2, 2, &[1.0, 1.0, 0.0, 1.0]);
-/// let (y, wj) = jacobian::vjp_matrix(&F, &[2.0, 3.0], &w)?;
-/// assert_eq!(y, vec![6.0, -1.0]);
-/// assert_eq!(wj.row(0).iter().copied().collect::<Vec<_>>(), vec![3.0, 2.0]);
-/// assert_eq!(wj.row(1).iter().copied().collect::<Vec<_>>(), vec![4.0, 1.0]);
+/// let w = DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 2.0, 1.0]);
+/// let p = jacobian::vjp_matrix(&F, &[2.0, 3.0], &w)?;
+/// assert_eq!(p.value, vec![6.0, -1.0]);
+/// assert_eq!(p.matrix, DMatrix::from_row_slice(2, 2, &[5.0, 0.0, 1.0, -1.0]));
 /// assert!(jacobian::vjp_matrix(&F, &[2.0, 3.0], &DMatrix::zeros(3, 1)).is_err());
 /// # Ok::<(), jacobian::Error>(())
 /// ```
-#[allow(clippy::type_complexity)]
 pub fn vjp_matrix<F: Function + Sync>(
     f: &F,
     x: &[f64],
     w: &DMatrix<f64>,
-) -> Result<(Vec<f64>, DMatrix<f64>), Error> {
+) -> Result<Products, Error> {
+    vjp_matrix_with(f, x, w, true)
+}
+
+/// [`vjp_matrix`] with the threads decided by the caller (`false`: the calling thread only).
+///
+/// ```
+/// use jacobian::nalgebra::DMatrix;
+/// use jacobian::{Function, Op};
+/// struct F;
+/// impl Function for F {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         x.iter().map(|&v| v * v).collect()
+///     }
+/// }
+/// let p = jacobian::vjp_matrix_with(&F, &[1.0; 64], &DMatrix::identity(64, 64), false)?;
+/// assert_eq!((p.plan.threads, p.matrix[(3, 3)]), (1, 2.0));
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+pub fn vjp_matrix_with<F: Function + Sync>(
+    f: &F,
+    x: &[f64],
+    w: &DMatrix<f64>,
+    threads: bool,
+) -> Result<Products, Error> {
     f.check_input(x.len())?;
     let mut r = sweeps::record_plain(f, x, f.sizes().map(|s| s.1))?;
     Error::check_seed("weight matrix", r.ys.len(), w.nrows())?;
     let mut out = sweeps::Swept::default();
-    sweeps::reverse_seeded(&mut r, lanes::Seed::Matrix(w), true, &mut out);
-    Ok((out.value, out.matrix))
+    sweeps::reverse_seeded(&mut r, lanes::Seed::Matrix(w), threads, &mut out);
+    Ok(Products::of(Direction::Reverse, x.len(), w.ncols(), out))
 }

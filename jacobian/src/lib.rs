@@ -46,13 +46,15 @@ mod sweeps;
 pub mod transforms;
 
 pub use dense::{
-    Jacobian, Options, gradient, jacobian, jacobian_with, jacobian_with_options, jvp, jvp_matrix,
-    vjp, vjp_matrix,
+    Jacobian, Options, Products, gradient, jacobian, jacobian_with, jacobian_with_options, jvp,
+    jvp_matrix, jvp_matrix_with, vjp, vjp_matrix, vjp_matrix_with,
 };
 pub use hessian::{
     Hessian, HessianPlan, Hvp, Pair, PairEstimate, SecondDirectional, estimate_hessian, hessian,
     hessian_cost, hessian_with, hvp, hvp_many, second_directional,
 };
+/// The nalgebra of the drivers' signatures (`DMatrix`), so that a user needs no version pin.
+pub use nalgebra;
 pub use plan::{Direction, Estimate, Mode, Plan, Replay, cost, estimate};
 pub use prepared::{PreparedGradient, PreparedJacobian};
 #[allow(unused_imports)]

@@ -169,6 +169,9 @@ pub struct Plan {
     /// How the recording was obtained: recorded for this call, or a prepared one re-evaluated
     /// ([`PreparedJacobian`](crate::PreparedJacobian)).
     pub replay: Replay,
+    /// For a matrix product ([`jvp_matrix`](crate::jvp_matrix), [`vjp_matrix`](crate::vjp_matrix)),
+    /// the number of products (columns of `V`, rows of `Wᵀ`); 0 for a whole Jacobian.
+    pub products: usize,
 }
 
 impl Plan {
@@ -208,7 +211,20 @@ impl Plan {
                 Direction::Forward => Replay::NotRecorded,
                 Direction::Reverse => Replay::Recorded,
             },
+            products: 0,
         }
+    }
+
+    /// The plan of `k` matrix products of an n-input Jacobian, which `swept` computed: their
+    /// kind decides the mode (`J·V` forward, `Wᵀ·J` reverse), so nothing is estimated.
+    pub(crate) fn for_products(mode: Direction, n: usize, k: usize, swept: &Swept) -> Plan {
+        let mut plan = Plan::new(mode, n, swept, true);
+        plan.reason = match mode {
+            Direction::Forward => "J·V: a forward sweep gives J·v".into(),
+            Direction::Reverse => "Wᵀ·J: a reverse sweep gives wᵀ·J".into(),
+        };
+        plan.products = k;
+        plan
     }
 }
 
@@ -222,9 +238,13 @@ impl fmt::Display for Plan {
         let l = if self.lanes == 1 { "" } else { "s" };
         write!(
             f,
-            "{what}: {} sweep{s} of {} {unit}{l} for a {}×{} Jacobian",
-            self.sweeps, self.lanes, self.m, self.n
+            "{what}: {} sweep{s} of {} {unit}{l} for ",
+            self.sweeps, self.lanes
         )?;
+        match self.products {
+            0 => write!(f, "a {}×{} Jacobian", self.m, self.n)?,
+            k => write!(f, "{k} products with the {}×{} Jacobian", self.m, self.n)?,
+        }
         if self.mode == Direction::Reverse {
             match &self.replay {
                 Replay::Reevaluated => write!(f, ", {} nodes re-evaluated", self.tape.nodes)?,

@@ -14,10 +14,18 @@
 use crate::lanes::{self, Inputs, Seed, by_lanes};
 use crate::plan::{Direction, Mode, Plan, Replay};
 use crate::sweeps::{self, Recorded, Swept, forward_chunked};
-use crate::{Jacobian, hessian};
+use crate::{Jacobian, Products, hessian};
 use nalgebra::DMatrix;
 use reverse::{ReplayError, TapeStats};
 use shared_ops::{Error, Function};
+
+/// The value and matrix of `out`, to be written in place.
+fn take_buffers(out: &mut Products) -> Swept {
+    Swept::with_buffers(
+        std::mem::take(&mut out.value),
+        std::mem::replace(&mut out.matrix, DMatrix::zeros(0, 0)),
+    )
+}
 
 /// Re-evaluates `r` at `x`, or records `f` afresh there; returns what happened.
 fn reuse_or_record<F: Function>(
@@ -80,6 +88,8 @@ pub struct PreparedJacobian<F> {
     /// The last call's plan: the next call at the same sizes copies its reason and estimate
     /// instead of formatting them again (which cost a 2×15 block more than its sweep).
     plan: Option<Plan>,
+    /// Whether the sweeps may run on several threads ([`set_threads`](Self::set_threads)).
+    threads: bool,
 }
 
 impl<F: Function + Sync> PreparedJacobian<F> {
@@ -146,6 +156,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
             recorded,
             rerecords: 0,
             plan: None,
+            threads: false,
         })
     }
 
@@ -260,31 +271,169 @@ impl<F: Function + Sync> PreparedJacobian<F> {
 
     /// The sweeps at `x` into `out`; how the recording was obtained.
     fn sweep(&mut self, x: &[f64], out: &mut Swept) -> Result<Replay, Error> {
+        self.check(x)?;
+        let threads = self.threads;
+        match self.mode {
+            Direction::Forward => {
+                let (f, inputs, m, seed) = (&self.f, &mut self.inputs, self.m, Seed::Identity);
+                match self.lanes {
+                    32 => forward_chunked::<32, F>(f, x, seed, m, threads, inputs, out),
+                    lanes => by_lanes!(
+                        lanes,
+                        forward_chunked::<N>(f, x, seed, m, threads, inputs, out)
+                    ),
+                }?;
+                Ok(Replay::NotRecorded)
+            }
+            Direction::Reverse => {
+                let (replay, r) = self.recording(x)?;
+                sweeps::reverse_seeded(r, Seed::Identity, threads, out);
+                Ok(replay)
+            }
+        }
+    }
+
+    /// The recording re-evaluated at `x` (or recorded afresh where a guard fails), made now if
+    /// this object has none yet (forward mode, asked for `Wᵀ·J`).
+    fn recording(&mut self, x: &[f64]) -> Result<(Replay, &mut Recorded), Error> {
+        let replay = match &mut self.recorded {
+            Some(r) => {
+                let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
+                self.rerecords += fresh;
+                replay
+            }
+            None => {
+                let r = sweeps::record_replayable(&self.f, x, self.m)?;
+                self.m = Some(r.ys.len());
+                self.recorded = Some(r);
+                Replay::Recorded
+            }
+        };
+        Ok((replay, self.recorded.as_mut().expect("made above")))
+    }
+
+    /// Whether the sweeps of the calls that follow may run on several threads (rayon's pool)
+    /// where the work is large; off when the object is made, so that its calls stay on the
+    /// calling thread. The plan of each call says how many ran.
+    ///
+    /// ```
+    /// use jacobian::{Function, Mode, Op, PreparedJacobian};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         x.iter().map(|&v| v.sin()).collect()
+    ///     }
+    /// }
+    /// let mut p = PreparedJacobian::with_mode(F, &[0.5; 8], Mode::Forward)?;
+    /// p.set_threads(false);
+    /// assert_eq!(p.jacobian(&[0.5; 8])?.plan.threads, 1);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn set_threads(&mut self, threads: bool) {
+        self.threads = threads;
+    }
+
+    /// `J·V` at `x` into `out` (see [`jvp_matrix`](crate::jvp_matrix)): forward sweeps in this
+    /// object's kept buffers, written over `out`'s, so that a loop allocates nothing but what
+    /// `f` does. `out` may be [`Products::new`] on the first call.
+    ///
+    /// ```
+    /// use jacobian::nalgebra::DMatrix;
+    /// use jacobian::{Function, Op, PreparedJacobian, Products};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1], x[1].exp()]
+    ///     }
+    /// }
+    /// let mut p = PreparedJacobian::new(F, &[1.0, 0.0])?;
+    /// let (v, mut out) = (DMatrix::from_column_slice(2, 1, &[1.0, 1.0]), Products::new());
+    /// for x in [[1.0, 0.0], [2.0, 0.0]] {
+    ///     p.jvp_matrix_into(&x, &v, &mut out)?;
+    ///     assert_eq!(out.matrix.as_slice(), &[x[0] + x[1], 1.0]);
+    /// }
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A wrong-sized `x` or `V` (n rows); an output length that changes.
+    pub fn jvp_matrix_into(
+        &mut self,
+        x: &[f64],
+        v: &DMatrix<f64>,
+        out: &mut Products,
+    ) -> Result<(), Error> {
+        self.check(x)?;
+        Error::check_seed("tangent matrix", self.n, v.nrows())?;
+        let mut swept = take_buffers(out);
+        let seed = Seed::Matrix(v);
+        let done = sweeps::forward_seeded(
+            &self.f,
+            x,
+            seed,
+            self.m,
+            self.threads,
+            &mut self.inputs,
+            &mut swept,
+        );
+        let plan = Plan::for_products(Direction::Forward, self.n, v.ncols(), &swept);
+        (out.value, out.matrix, out.plan) = (swept.value, swept.matrix, plan);
+        done
+    }
+
+    /// `Wᵀ·J` at `x` into `out` (see [`vjp_matrix`](crate::vjp_matrix)): this object's
+    /// recording re-evaluated at `x` (made on the first such call in forward mode) and swept,
+    /// written over `out`'s buffers. `out` may be [`Products::new`] on the first call.
+    ///
+    /// ```
+    /// use jacobian::nalgebra::DMatrix;
+    /// use jacobian::{Function, Op, PreparedJacobian, Products, Replay};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1], x[0] - x[1]]
+    ///     }
+    /// }
+    /// let mut p = PreparedJacobian::new(F, &[1.0, 1.0])?;
+    /// let (w, mut out) = (DMatrix::from_column_slice(2, 1, &[1.0, 2.0]), Products::new());
+    /// p.vjp_matrix_into(&[2.0, 3.0], &w, &mut out)?;
+    /// assert_eq!(out.matrix.as_slice(), &[5.0, 0.0]);
+    /// p.vjp_matrix_into(&[3.0, 3.0], &w, &mut out)?;
+    /// assert_eq!((out.matrix.as_slice(), &out.plan.replay), (&[5.0, 1.0][..], &Replay::Reevaluated));
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A wrong-sized `x` or `W` (m rows); an output length that changes.
+    pub fn vjp_matrix_into(
+        &mut self,
+        x: &[f64],
+        w: &DMatrix<f64>,
+        out: &mut Products,
+    ) -> Result<(), Error> {
+        self.check(x)?;
+        let (n, threads) = (self.n, self.threads);
+        let (replay, r) = self.recording(x)?;
+        Error::check_seed("weight matrix", r.ys.len(), w.nrows())?;
+        let mut swept = take_buffers(out);
+        sweeps::reverse_seeded(r, Seed::Matrix(w), threads, &mut swept);
+        let mut plan = Plan::for_products(Direction::Reverse, n, w.ncols(), &swept);
+        plan.replay = replay;
+        (out.value, out.matrix, out.plan) = (swept.value, swept.matrix, plan);
+        Ok(())
+    }
+
+    /// `x` has this object's n entries.
+    fn check(&self, x: &[f64]) -> Result<(), Error> {
         if x.len() != self.n {
             return Err(Error::InputLength {
                 expected: self.n,
                 found: x.len(),
             });
         }
-        match &mut self.recorded {
-            None => {
-                let (f, inputs, m, seed) = (&self.f, &mut self.inputs, self.m, Seed::Identity);
-                match self.lanes {
-                    32 => forward_chunked::<32, F>(f, x, seed, m, false, inputs, out),
-                    lanes => by_lanes!(
-                        lanes,
-                        forward_chunked::<N>(f, x, seed, m, false, inputs, out)
-                    ),
-                }?;
-                Ok(Replay::NotRecorded)
-            }
-            Some(r) => {
-                let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
-                self.rerecords += fresh;
-                sweeps::reverse_seeded(r, Seed::Identity, false, out);
-                Ok(replay)
-            }
-        }
+        Ok(())
     }
 
     /// How many calls recorded `f` afresh because a guard failed.

@@ -76,6 +76,10 @@ pub struct SparseOptions {
     /// costs ten times as long (it matters for a one-shot call; a prepared object may try
     /// every order once).
     pub order: Order,
+    /// Allow the dense strategies to split their sweeps across threads (rayon's pool) where the
+    /// work is large (default `true`); the compressed sweeps run on the calling thread. The
+    /// plan says how many threads ran.
+    pub threads: bool,
 }
 
 impl Default for SparseOptions {
@@ -84,6 +88,7 @@ impl Default for SparseOptions {
             mode: Mode::Auto,
             detection: Detection::Auto,
             order: Order::Natural,
+            threads: true,
         }
     }
 }

@@ -117,6 +117,9 @@ pub struct SparsePlan {
     pub sweeps: usize,
     /// Tangents or adjoints per sweep.
     pub lanes: usize,
+    /// The threads the sweeps ran on (1: the calling thread; see
+    /// [`SparseOptions::threads`](crate::sparse::SparseOptions::threads)).
+    pub threads: usize,
     /// The cost model's estimate of each strategy, in plain evaluations of `f`, in the order
     /// of [`Strategy::ALL`].
     pub estimates: [f64; 4],
@@ -197,6 +200,9 @@ impl fmt::Display for SparsePlan {
             self.n,
             self.reason
         )?;
+        if self.threads > 1 {
+            write!(f, ", on {} threads", self.threads)?;
+        }
         if let Some(why) = &self.fallback {
             write!(f, "; global detection gave up at {why}")?;
         }

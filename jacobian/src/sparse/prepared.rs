@@ -102,6 +102,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 row_bound: 0,
                 sweeps: 0,
                 lanes: 0,
+                threads: 1,
                 estimates: [0.0; 4],
                 reason: String::new(),
                 redetected: None,
@@ -198,6 +199,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             row_bound: bounds.1,
             sweeps,
             lanes,
+            threads: 1,
             estimates,
             reason,
             redetected: None,
@@ -239,6 +241,29 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     /// The pattern the sweeps assume.
     pub fn pattern(&self) -> &Pattern {
         &self.pattern
+    }
+
+    /// Whether the dense strategies of the calls that follow may split their sweeps across
+    /// threads (see [`SparseOptions::threads`]); the plan says how many ran.
+    ///
+    /// ```
+    /// use jacobian::sparse::{PreparedSparseJacobian, Strategy};
+    /// use jacobian::{Function, Op};
+    /// struct Dense;
+    /// impl Function for Dense {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         let s: T = x.iter().copied().sum();
+    ///         x.iter().map(|&v| v * s).collect()
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseJacobian::new(Dense, &[1.0; 40])?;
+    /// p.use_strategy(Strategy::DenseForward);
+    /// p.set_threads(false);
+    /// assert_eq!(p.jacobian(&[1.0; 40])?.plan.threads, 1);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn set_threads(&mut self, threads: bool) {
+        self.options.threads = threads;
     }
 
     /// The colouring the sweeps use (`None` for a dense strategy).
@@ -479,9 +504,10 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                         Strategy::DenseForward => Mode::Forward,
                         _ => Mode::Reverse,
                     },
-                    threads: true,
+                    threads: self.options.threads,
                 };
                 let j = crate::jacobian_with_options(&self.f, x, options)?;
+                self.plan.threads = j.plan.threads;
                 check_length(m, j.value.len())?;
                 let entries = (0..m).flat_map(|i| p.row(i).iter().map(move |&k| (i, k)));
                 for (v, (i, k)) in values.iter_mut().zip(entries) {

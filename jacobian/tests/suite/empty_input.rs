@@ -77,9 +77,17 @@ fn products_are_empty_or_zero() {
     assert_eq!((y, jv), (vec![1.0, 2.0], vec![0.0, 0.0]));
     let (y, wj) = vjp(&Constants, &[], &[1.0, 1.0]).unwrap();
     assert_eq!((y, wj), (vec![1.0, 2.0], vec![]));
-    let (_, jv) = jvp_matrix(&Constants, &[], &DMatrix::zeros(0, 3)).unwrap();
+    let jacobian::Products {
+        value: _,
+        matrix: jv,
+        ..
+    } = jvp_matrix(&Constants, &[], &DMatrix::zeros(0, 3)).unwrap();
     assert_eq!(jv, DMatrix::zeros(2, 3));
-    let (_, wj) = vjp_matrix(&Constants, &[], &DMatrix::identity(2, 2)).unwrap();
+    let jacobian::Products {
+        value: _,
+        matrix: wj,
+        ..
+    } = vjp_matrix(&Constants, &[], &DMatrix::identity(2, 2)).unwrap();
     assert_eq!(wj.shape(), (2, 0));
     let d = second_directional(&Constants, &[], &[]).unwrap();
     assert_eq!((d.first, d.second), (vec![0.0, 0.0], vec![0.0, 0.0]));

@@ -32,7 +32,7 @@ proptest! {
     fn jvp_matrix_columns_are_jvps((p, x) in program(), extra in 0usize..12) {
         let k = p.n + extra;
         let v = directions(p.n, k);
-        let (y, jv) = jacobian::jvp_matrix(&p, &x, &v).unwrap();
+        let jacobian::Products { value: y, matrix: jv, .. } = jacobian::jvp_matrix(&p, &x, &v).unwrap();
         prop_assert_eq!(jv.shape(), (p.outputs.len(), k));
         let fwd = jacobian_with(&p, &x, Mode::Forward).unwrap();
         prop_assert!(y.iter().zip(&fwd.value).all(|(a, b)| same(*a, *b)));
@@ -53,7 +53,7 @@ proptest! {
     fn vjp_matrix_rows_are_vjps((p, x) in program(), k in 1usize..12) {
         let m = p.outputs.len();
         let w = directions(m, k);
-        let (y, wj) = jacobian::vjp_matrix(&p, &x, &w).unwrap();
+        let jacobian::Products { value: y, matrix: wj, .. } = jacobian::vjp_matrix(&p, &x, &w).unwrap();
         prop_assert_eq!(wj.shape(), (k, p.n));
         for c in 0..k {
             let col: Vec<f64> = w.column(c).iter().copied().collect();
@@ -61,6 +61,39 @@ proptest! {
             prop_assert!(y.iter().zip(&y1).all(|(a, b)| same(*a, *b)));
             for j in 0..p.n {
                 prop_assert!(rel_close(wj[(c, j)], single[j], 1e-13), "({c}, {j}): {} vs {}", wj[(c, j)], single[j]);
+            }
+        }
+    }
+
+    /// The prepared products (`jvp_matrix_into`, `vjp_matrix_into`, over one result reused
+    /// from call to call) equal the one-shot ones bit for bit, at the point prepared and at a
+    /// second one; threads off and on give the same bits, and the plan counts the products.
+    #[test]
+    fn prepared_products_equal_one_shot_ones((p, x) in program(), k in 1usize..10) {
+        let m = p.outputs.len();
+        let (v, w) = (directions(p.n, k), directions(m, k));
+        let x2: Vec<f64> = x.iter().map(|v| v * 0.75 + 0.125).collect();
+        let bits = |a: &DMatrix<f64>, b: &DMatrix<f64>| {
+            a.shape() == b.shape() && a.iter().zip(b.iter()).all(|(u, v)| same(*u, *v))
+        };
+        for mode in [Mode::Forward, Mode::Reverse] {
+            let mut prepared = PreparedJacobian::with_mode(p.clone(), &x, mode).unwrap();
+            let (mut jv, mut wj) = (jacobian::Products::new(), jacobian::Products::new());
+            for (at, threads) in [(&x, false), (&x2, true)] {
+                prepared.set_threads(threads);
+                prepared.jvp_matrix_into(at, &v, &mut jv).unwrap();
+                prepared.vjp_matrix_into(at, &w, &mut wj).unwrap();
+                let (a, b) = (
+                    jacobian::jvp_matrix_with(&p, at, &v, threads).unwrap(),
+                    jacobian::vjp_matrix_with(&p, at, &w, !threads).unwrap(),
+                );
+                prop_assert!(bits(&jv.matrix, &a.matrix), "{mode:?} J·V");
+                prop_assert!(bits(&wj.matrix, &b.matrix), "{mode:?} Wᵀ·J");
+                prop_assert_eq!((jv.plan.products, wj.plan.products), (k, k));
+                prop_assert_eq!((jv.plan.mode, wj.plan.mode), (jacobian::Direction::Forward, jacobian::Direction::Reverse));
+                if !threads {
+                    prop_assert_eq!((jv.plan.threads, wj.plan.threads, a.plan.threads), (1, 1, 1));
+                }
             }
         }
     }
@@ -105,7 +138,11 @@ impl Function for Smooth {
 fn seed_products_match_finite_differences() {
     let x = [0.7, -1.3, 0.4];
     let v = DMatrix::from_row_slice(3, 2, &[1.0, 0.5, -2.0, 0.25, 0.3, -1.0]);
-    let (_, jv) = jacobian::jvp_matrix(&Smooth, &x, &v).unwrap();
+    let jacobian::Products {
+        value: _,
+        matrix: jv,
+        ..
+    } = jacobian::jvp_matrix(&Smooth, &x, &v).unwrap();
     for c in 0..2 {
         // The derivative of t ↦ f(x + t·v) at 0, by central differences of a shifted copy.
         let h = 1e-5;
@@ -125,7 +162,11 @@ fn seed_products_match_finite_differences() {
     }
     // Wᵀ·J against the finite-difference Jacobian: (wᵀJ)ⱼ = Σᵢ wᵢ ∂fᵢ/∂xⱼ.
     let w = DMatrix::from_row_slice(2, 1, &[2.0, -3.0]);
-    let (_, wj) = jacobian::vjp_matrix(&Smooth, &x, &w).unwrap();
+    let jacobian::Products {
+        value: _,
+        matrix: wj,
+        ..
+    } = jacobian::vjp_matrix(&Smooth, &x, &w).unwrap();
     for j in 0..3 {
         let col = central(&Smooth, &x, j, 1e-5);
         let fd = 2.0 * col[0] - 3.0 * col[1];
@@ -147,10 +188,18 @@ fn exact_values_and_errors() {
         }
     }
     let v = DMatrix::from_row_slice(2, 1, &[3.0, -1.0]);
-    let (_, jv) = jacobian::jvp_matrix(&F, &[2.0, 5.0], &v).unwrap();
+    let jacobian::Products {
+        value: _,
+        matrix: jv,
+        ..
+    } = jacobian::jvp_matrix(&F, &[2.0, 5.0], &v).unwrap();
     assert_eq!(jv.as_slice(), &[5.0 * 3.0 - 2.0, 2.0]);
     // No directions: an m×0 product, and the value.
-    let (y, none) = jacobian::jvp_matrix(&F, &[2.0, 5.0], &DMatrix::zeros(2, 0)).unwrap();
+    let jacobian::Products {
+        value: y,
+        matrix: none,
+        ..
+    } = jacobian::jvp_matrix(&F, &[2.0, 5.0], &DMatrix::zeros(2, 0)).unwrap();
     assert_eq!((y, none.shape()), (vec![10.0, 7.0], (2, 0)));
     let e = jacobian::jvp_matrix(&F, &[2.0, 5.0], &DMatrix::zeros(3, 2)).unwrap_err();
     assert_eq!(

@@ -153,7 +153,7 @@ proptest! {
         for detection in [Detection::Global, Detection::Local] {
             for (mode, dense) in [(Mode::Forward, &forward), (Mode::Reverse, &reverse)] {
                 for order in Order::ALL {
-                    let options = SparseOptions { mode, detection, order };
+                    let options = SparseOptions { mode, detection, order, threads: true };
                     let s = sparse_jacobian_with(&f, &x, options).unwrap();
                     // Compressed lanes compute the same products as unit seeds: bit for bit.
                     prop_assert_eq!(s.to_dense(), dense.matrix.clone(), "{:?}", options);
