@@ -396,7 +396,7 @@ impl Gather {
 /// diagonal is `B[i, c(i)]`; an off-diagonal (i, j) is `B[i, c(j)]` if j is the only neighbour
 /// of i of its colour, else `B[j, c(i)]` (a star colouring makes one of the two hold). Both
 /// triangles are read from the same entry, so the result is exactly symmetric.
-pub(crate) fn decompress_star(p: &Pattern, c: &Colouring, b: &[f64], values: &mut Vec<f64>) {
+pub(crate) fn decompress_star(p: &Pattern, c: &Colouring, b: &[f64], values: &mut [f64]) {
     let k = c.count;
     let n = p.rows();
     // count[c] = neighbours of the current row with colour c (row i's, while i is current).
@@ -412,7 +412,7 @@ pub(crate) fn decompress_star(p: &Pattern, c: &Colouring, b: &[f64], values: &mu
         }
     }
     let entry = |i: usize, j: usize| p.row(i).binary_search(&j).map(|q| p.offsets()[i] + q);
-    values.clear();
+    let mut out = values.iter_mut();
     for i in 0..n {
         for &j in p.row(i) {
             let (lo, hi) = (i.min(j), i.max(j));
@@ -424,7 +424,7 @@ pub(crate) fn decompress_star(p: &Pattern, c: &Colouring, b: &[f64], values: &mu
             } else {
                 b[hi * k + c.colours[lo]]
             };
-            values.push(v);
+            *out.next().expect("one value per nonzero") = v;
         }
     }
 }

@@ -40,6 +40,25 @@ pub struct SparseHessian {
     pub plan: SparseHessianPlan,
     /// The star colour of each column (empty if the dense Hessian ran).
     pub colours: Vec<usize>,
+    /// The pattern it was computed on (see [`PreparedSparseHessian::hessian_into`]).
+    source: u64,
+}
+
+/// f, ∇f and the diagonal of ∇²f at a point ([`PreparedSparseHessian::diagonal`]): what a
+/// diagonal Newton step or a Jacobi preconditioner needs, without the off-diagonal entries.
+///
+/// ```
+/// let d = jacobian::sparse::HessianDiagonal::default();
+/// assert!(d.gradient.is_empty() && d.diagonal.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HessianDiagonal {
+    /// `f(x)`.
+    pub value: f64,
+    /// `∇f(x)`.
+    pub gradient: Vec<f64>,
+    /// `∂²f/∂xᵢ²` for each i (0 where the pattern has no diagonal entry).
+    pub diagonal: Vec<f64>,
 }
 
 impl SparseHessian {
@@ -49,6 +68,29 @@ impl SparseHessian {
             .triplet_iter()
             .map(|(i, j, &v)| (i, j, v))
             .collect()
+    }
+
+    /// The matrix as a dense one (for small problems and tests).
+    ///
+    /// ```
+    /// use jacobian::{Function, Op};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1]]
+    ///     }
+    /// }
+    /// let h = jacobian::sparse::sparse_hessian(&F, &[1.0, 2.0])?;
+    /// assert_eq!(h.to_dense().as_slice(), &[0.0, 1.0, 1.0, 0.0]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn to_dense(&self) -> nalgebra::DMatrix<f64> {
+        let n = self.matrix.nrows();
+        let mut d = nalgebra::DMatrix::zeros(n, n);
+        for (i, j, &v) in self.matrix.triplet_iter() {
+            d[(i, j)] = v;
+        }
+        d
     }
 }
 
@@ -189,7 +231,10 @@ pub struct PreparedSparseHessian<F> {
     colouring: Colouring,
     plan: SparseHessianPlan,
     buffer: Compressed,
-    /// This colouring's number (a new one at each detection), for the kept seeds.
+    /// The dense Hessian and gradient of the last call, where the plan chose the dense
+    /// Hessian (read back, then dropped).
+    dense: Option<(nalgebra::DMatrix<f64>, Vec<f64>)>,
+    /// This colouring's number (a new one at each detection), for the kept seeds and results.
     number: u64,
 }
 
@@ -209,6 +254,7 @@ impl<F: Function> PreparedSparseHessian<F> {
             colouring,
             plan,
             buffer: Compressed::default(),
+            dense: None,
             number: next_source(),
         })
     }
@@ -239,37 +285,39 @@ impl<F: Function> PreparedSparseHessian<F> {
     ///
     /// An `x` of another length than the prepared one, or an `f` that stops being scalar.
     pub fn hessian(&mut self, x: &[f64]) -> Result<SparseHessian, Error> {
+        let mut h = self.output();
+        self.hessian_into(x, &mut h)?;
+        Ok(h)
+    }
+
+    /// A result shaped for this object's pattern, its values zero: what
+    /// [`hessian_into`](Self::hessian_into) writes over, allocated before the first call.
+    ///
+    /// ```
+    /// use jacobian::sparse::PreparedSparseHessian;
+    /// use jacobian::{Function, Op};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1] + x[2].powi(3)]
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseHessian::new(F, &[1.0; 3])?;
+    /// let mut h = p.output();
+    /// for x in [[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]] {
+    ///     p.hessian_into(&x, &mut h)?; // a Newton loop: nothing the size of H allocated
+    ///     assert_eq!(h.triplets(), vec![(0, 1, 1.0), (1, 0, 1.0), (2, 2, 6.0 * x[2])]);
+    /// }
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn output(&self) -> SparseHessian {
         let n = self.plan.n;
-        if x.len() != n {
-            return Err(Error::InputLength {
-                expected: n,
-                found: x.len(),
-            });
-        }
-        let mut values = Vec::with_capacity(self.pattern.nnz());
-        let (value, gradient) = if self.plan.compressed {
-            let seeds = (&self.colouring, Some(self.number));
-            compressed::hessian(&self.f, x, seeds, &mut self.buffer)?;
-            compressed::decompress_star(
-                &self.pattern,
-                &self.colouring,
-                &self.buffer.b,
-                &mut values,
-            );
-            (self.buffer.value[0], self.buffer.gradient.clone())
-        } else {
-            let h = crate::hessian(&self.f, x)?;
-            for i in 0..n {
-                values.extend(self.pattern.row(i).iter().map(|&j| h.matrix[(i, j)]));
-            }
-            (h.value, h.gradient)
-        };
-        Ok(SparseHessian {
-            value,
-            gradient,
+        SparseHessian {
+            value: 0.0,
+            gradient: vec![0.0; n],
             matrix: CsrMatrix::try_from_pattern_and_values(
                 self.pattern.as_sparsity_pattern().clone(),
-                values,
+                vec![0.0; self.pattern.nnz()],
             )
             .expect("one value per nonzero"),
             plan: self.plan.clone(),
@@ -278,7 +326,118 @@ impl<F: Function> PreparedSparseHessian<F> {
             } else {
                 Vec::new()
             },
-        })
+            source: self.number,
+        }
+    }
+
+    /// The Hessian at `x` written over `h`, a result of this object (of an earlier call, or
+    /// [`output`](Self::output)): its values, gradient and value overwritten in place. If `h`
+    /// came from elsewhere, or the pattern was detected again since, `h` is replaced whole.
+    ///
+    /// # Errors
+    ///
+    /// As [`hessian`](Self::hessian); `h` then holds no meaningful values.
+    pub fn hessian_into(&mut self, x: &[f64], h: &mut SparseHessian) -> Result<(), Error> {
+        if h.source != self.number {
+            *h = self.output();
+        }
+        let value = self.products(x)?;
+        h.value = value;
+        let values = h.matrix.values_mut();
+        if self.plan.compressed {
+            compressed::decompress_star(&self.pattern, &self.colouring, &self.buffer.b, values);
+            h.gradient.clone_from(&self.buffer.gradient);
+        } else {
+            let (dense, gradient) = self.dense.take().expect("the dense Hessian just computed");
+            let entries =
+                (0..self.plan.n).flat_map(|i| self.pattern.row(i).iter().map(move |&j| (i, j)));
+            for (v, (i, j)) in values.iter_mut().zip(entries) {
+                *v = dense[(i, j)];
+            }
+            h.gradient = gradient;
+        }
+        h.plan.clone_from(&self.plan);
+        Ok(())
+    }
+
+    /// f, ∇f and the diagonal of ∇²f at `x`, from the same sweeps as the Hessian, but with
+    /// only the n diagonal entries read back: in a star colouring no column shares a colour
+    /// with a neighbour, so each diagonal entry stands alone in its compressed column.
+    ///
+    /// ```
+    /// use jacobian::sparse::{HessianDiagonal, PreparedSparseHessian};
+    /// use jacobian::{Function, Op};
+    /// /// Σ xᵢ⁴ + x₀x₁: diagonal 12xᵢ².
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x.iter().map(|v| v.powi(4)).sum::<T>() + x[0] * x[1]]
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseHessian::new(F, &[1.0; 4])?;
+    /// let mut d = HessianDiagonal::default();
+    /// p.diagonal_into(&[1.0, 2.0, 3.0, 4.0], &mut d)?;
+    /// assert_eq!(d.diagonal, vec![12.0, 48.0, 108.0, 192.0]);
+    /// assert_eq!(d.gradient[0], 4.0 + 2.0);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`hessian`](Self::hessian).
+    pub fn diagonal_into(&mut self, x: &[f64], out: &mut HessianDiagonal) -> Result<(), Error> {
+        out.value = self.products(x)?;
+        let n = self.plan.n;
+        out.diagonal.clear();
+        out.diagonal.resize(n, 0.0);
+        if self.plan.compressed {
+            let (k, colours) = (self.colouring.count, &self.colouring.colours);
+            for (i, d) in out.diagonal.iter_mut().enumerate() {
+                if self.pattern.row(i).binary_search(&i).is_ok() {
+                    *d = self.buffer.b[i * k + colours[i]];
+                }
+            }
+            out.gradient.clone_from(&self.buffer.gradient);
+        } else {
+            let (dense, gradient) = self.dense.take().expect("the dense Hessian just computed");
+            for (i, d) in out.diagonal.iter_mut().enumerate() {
+                *d = dense[(i, i)];
+            }
+            out.gradient = gradient;
+        }
+        Ok(())
+    }
+
+    /// [`diagonal_into`](Self::diagonal_into) into a new result.
+    ///
+    /// # Errors
+    ///
+    /// As [`hessian`](Self::hessian).
+    pub fn diagonal(&mut self, x: &[f64]) -> Result<HessianDiagonal, Error> {
+        let mut d = HessianDiagonal::default();
+        self.diagonal_into(x, &mut d)?;
+        Ok(d)
+    }
+
+    /// The sweeps at `x`: the compressed products into the buffer, or the dense Hessian into
+    /// `self.dense`; returns f(x).
+    fn products(&mut self, x: &[f64]) -> Result<f64, Error> {
+        let n = self.plan.n;
+        if x.len() != n {
+            return Err(Error::InputLength {
+                expected: n,
+                found: x.len(),
+            });
+        }
+        if self.plan.compressed {
+            let seeds = (&self.colouring, Some(self.number));
+            compressed::hessian(&self.f, x, seeds, &mut self.buffer)?;
+            Ok(self.buffer.value[0])
+        } else {
+            let h = crate::hessian(&self.f, x)?;
+            self.dense = Some((h.matrix, h.gradient));
+            Ok(h.value)
+        }
     }
 }
 

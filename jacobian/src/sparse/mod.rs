@@ -37,7 +37,8 @@ pub use colouring::{Colouring, Order, colour_columns, colour_rows, colour_star};
 pub use detect::{Detection, Tracer, recording_pattern};
 pub use detect::{hessian_pattern, jacobian_pattern};
 pub use hessian::{
-    PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian, sparse_hessian_with,
+    HessianDiagonal, PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian,
+    sparse_hessian_with,
 };
 pub use jacobian::{SparseJacobian, SparseOptions};
 pub use one_shot::{sparse_jacobian, sparse_jacobian_with};

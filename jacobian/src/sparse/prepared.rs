@@ -394,11 +394,37 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         }
     }
 
-    /// The Jacobian at `x` written over `j`, a result of an earlier call of this object: its
-    /// values and `value` are overwritten in place, so nothing the size of the pattern is
-    /// allocated or copied (a CSR matrix owns its pattern: [`jacobian`](Self::jacobian) copies
-    /// it into every result). If `j` came from elsewhere, or the pattern was detected again,
-    /// `j` is replaced whole.
+    /// A result shaped for this object's pattern, its values zero and `value` empty: what
+    /// [`jacobian_into`](Self::jacobian_into) writes over, allocated before the first call
+    /// (the pattern copied once, here).
+    ///
+    /// ```
+    /// use jacobian::sparse::PreparedSparseJacobian;
+    /// use jacobian::{Function, Op};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         x.iter().map(|v| v.sin()).collect()
+    ///     }
+    /// }
+    /// let mut p = PreparedSparseJacobian::new(F, &[0.0; 3])?;
+    /// let mut j = p.output();
+    /// assert_eq!((j.matrix.nnz(), j.matrix.values()), (3, &[0.0; 3][..]));
+    /// p.jacobian_into(&[1.0; 3], &mut j)?;
+    /// assert_eq!(j.matrix.values(), &[1f64.cos(); 3]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn output(&self) -> SparseJacobian {
+        let mut j = self.result(self.pattern.clone().into(), vec![0.0; self.pattern.nnz()]);
+        j.value.clear();
+        j
+    }
+
+    /// The Jacobian at `x` written over `j`, a result of this object (of an earlier call, or
+    /// [`output`](Self::output)): its values and `value` are overwritten in place, so nothing
+    /// the size of the pattern is allocated or copied (a CSR matrix owns its pattern:
+    /// [`jacobian`](Self::jacobian) copies it into every result). If `j` came from elsewhere,
+    /// or the pattern was detected again, `j` is replaced whole.
     ///
     /// ```
     /// use jacobian::{Function, Op};

@@ -235,7 +235,23 @@ proptest! {
         }
         let s = Scalar(f.clone());
         let mut h = PreparedSparseHessian::new(&s, &x).unwrap();
-        prop_assert_eq!(h.hessian(&y).unwrap().triplets(), sparse_hessian(&s, &y).unwrap().triplets());
+        let want = sparse_hessian(&s, &y).unwrap();
+        prop_assert_eq!(h.hessian(&y).unwrap().triplets(), want.triplets());
+        // In place, over a result shaped before any call and then over itself; and the
+        // diagonal alone: the same bits as the whole Hessian's diagonal.
+        let mut into = h.output();
+        for _ in 0..2 {
+            h.hessian_into(&y, &mut into).unwrap();
+            prop_assert_eq!(into.triplets(), want.triplets());
+            prop_assert_eq!(&into.gradient, &want.gradient);
+        }
+        let d = h.diagonal(&y).unwrap();
+        let dense = want.to_dense();
+        prop_assert_eq!(&d.gradient, &want.gradient);
+        prop_assert_eq!(d.value.to_bits(), want.value.to_bits());
+        for (i, v) in d.diagonal.iter().enumerate() {
+            prop_assert_eq!(v.to_bits(), dense[(i, i)].to_bits(), "diagonal {}", i);
+        }
     }
 }
 
