@@ -111,6 +111,6 @@ pub use float_impl::Compare;
 pub use function::Function;
 pub use lift::Lift;
 pub use num_traits;
-pub use op::{Binary, Op, Unary, check_dot};
+pub use op::{Binary, Op, Unary, check_dot, dot_order};
 #[cfg(any(feature = "nalgebra", feature = "nalgebra_v0_34"))]
 pub use real::Real;

@@ -211,15 +211,9 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
             }),
             Kernel::Dot => each!(|a, b, e| {
                 let args = &c.args[a..a + b];
-                let mut s = T::zero();
                 let mut e = e;
-                for (j, pair) in args.chunks_exact(2).enumerate() {
+                for pair in args.chunks_exact(2) {
                     let (u, w) = (values[pair[0] as usize], values[pair[1] as usize]);
-                    if j == 0 {
-                        s = u * w;
-                    } else {
-                        s += u * w;
-                    }
                     // An edge per variable operand (constants come after the n nodes).
                     for (r, partial_value) in [(pair[0], w), (pair[1], u)] {
                         if (r as usize) < n {
@@ -228,7 +222,10 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                         }
                     }
                 }
-                s
+                // The value in the order of every `Op::dot`, as the recording added it.
+                let value =
+                    |j: usize| values[args[2 * j] as usize] * values[args[2 * j + 1] as usize];
+                shared_ops::dot_order(args.len() / 2, value)
             }),
             Kernel::MulAdd => each!(|a, _b, e| {
                 let [p, q, r] = [c.args[a], c.args[a + 1], c.args[a + 2]];

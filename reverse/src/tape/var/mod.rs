@@ -384,17 +384,14 @@ impl<T: Op> Op for Var<T> {
     /// One node with an edge per variable operand (∂/∂aᵢ = bᵢ, ∂/∂bᵢ = aᵢ).
     fn dot(a: &[Self], b: &[Self]) -> Self {
         check_dot(a.len(), b.len());
-        let Some((x0, y0)) = a.first().zip(b.first()) else {
+        if a.is_empty() {
             return Var::zero();
-        };
-        // One pass for the value, the tape (checked before anything is appended) and the
-        // number of edges; one to write the edges.
-        let mut value = x0.value * y0.value;
+        }
+        // The value in the order of every `Op::dot`; one pass for the tape (checked before
+        // anything is appended) and the number of edges; one to write the edges.
+        let value = shared_ops::dot_order(a.len(), |i| a[i].value * b[i].value);
         let (mut tape, mut in_a, mut in_b) = (0, 0, 0);
-        for (k, (x, y)) in a.iter().zip(b).enumerate() {
-            if k > 0 {
-                value += x.value * y.value;
-            }
+        for (x, y) in a.iter().zip(b) {
             for (t, count) in [(x.tape, &mut in_a), (y.tape, &mut in_b)] {
                 if t != 0 {
                     *count += 1;
