@@ -17,6 +17,8 @@
 //!   `echidna_prepared_with_our_pattern` (echidna's detection would take 17 GB there).
 //! - `sparse_hessian_rosenbrock_n=<n>` (n = 100, 10⁴): `f64`, `one_shot`, `prepared`, and with
 //!   peers `echidna_one_shot`, `echidna_prepared`.
+//! - `sparse_hessian_sinquad_n=64`: `f64`, `one_shot`, `dense_hessian` (`jacobian::hessian`),
+//!   `pattern` (`hessian_pattern`): a dense Hessian asked of the sparse driver.
 //! - `kmeans_newton` (GradBench `kmeans`, k = 100, n = 1000, d = 8): `f64`, `prepared` (the
 //!   Hessian's diagonal by one compressed product, then gradient ⊘ diagonal), `one_shot`, and
 //!   `hvp_all_ones` (one [`hvp`](jacobian::hvp) along all-ones: what knowing the Hessian is
@@ -31,12 +33,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use forward::DualVec;
 use jacobian::sparse::{
     Detection, Order, PreparedSparseHessian, PreparedSparseJacobian, SparseJacobian,
-    colour_columns, jacobian_pattern, sparse_hessian, sparse_jacobian,
+    colour_columns, hessian_pattern, jacobian_pattern, sparse_hessian, sparse_jacobian,
 };
 use std::hint::black_box;
 use workloads::gradbench::Kmeans;
 use workloads::sparse::{BundleAdjustment, Grid, Tridiagonal};
-use workloads::{Function, Rosenbrock, assert_close, rosenbrock_input};
+use workloads::{Function, Rosenbrock, SinQuad, assert_close, dense_input, rosenbrock_input};
 
 /// A point near `x` but not equal: where the prepared objects are timed.
 fn shifted(x: &[f64]) -> Vec<f64> {
@@ -276,12 +278,37 @@ fn kmeans(c: &mut Criterion) {
     group.finish();
 }
 
+/// A dense Hessian asked of the sparse driver: `SinQuad`, every entry nonzero. The plan should
+/// see the full pattern and pay little more than the dense Hessian.
+fn dense_hessian(c: &mut Criterion) {
+    let n = 64;
+    let f = SinQuad::new(n);
+    let x = dense_input(n);
+    let mut group = c.benchmark_group(format!("sparse_hessian_sinquad_n={n}"));
+    group.bench_function("f64", |b| b.iter(|| f.eval(black_box(&x))));
+    let h = sparse_hessian(&f, &x).unwrap();
+    println!("{}", h.plan);
+    let dense = jacobian::hessian(&f, &x).unwrap().matrix;
+    assert_eq!(h.to_dense(), dense);
+    group.bench_function("one_shot", |b| {
+        b.iter(|| sparse_hessian(&f, black_box(&x)).unwrap())
+    });
+    group.bench_function("dense_hessian", |b| {
+        b.iter(|| jacobian::hessian(&f, black_box(&x)).unwrap())
+    });
+    group.bench_function("pattern", |b| {
+        b.iter(|| hessian_pattern(&f, black_box(&x), Detection::Auto).unwrap())
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     tridiagonal,
     grid,
     bundle_adjustment,
     hessians,
+    dense_hessian,
     kmeans
 );
 criterion_main!(benches);

@@ -54,6 +54,16 @@ pub struct Colouring {
 }
 
 impl Colouring {
+    /// `n` columns each of its own colour: what a full pattern needs.
+    pub(crate) fn distinct(n: usize, order: Order) -> Colouring {
+        Colouring {
+            colours: (0..n).collect(),
+            count: n,
+            lower_bound: n,
+            order,
+        }
+    }
+
     /// The columns (or rows) of each colour.
     pub fn groups(&self) -> Vec<Vec<usize>> {
         let mut groups = vec![Vec::new(); self.count];

@@ -450,6 +450,26 @@ fn plan<F: Function>(
     let d = detect_hessian(f, x, options.detection)?;
     let p = d.pattern;
     let n = p.cols();
+    let full = p.nnz() == n * n;
+    // A full pattern needs n colours, one per column: the dense Hessian, without colouring.
+    if full && options.mode == Mode::Auto {
+        let colouring = Colouring::distinct(n, options.order);
+        let plan = SparseHessianPlan {
+            compressed: false,
+            detection: d.ran,
+            fallback: d.fallback,
+            n,
+            nnz: p.nnz(),
+            colours: n,
+            bound: n,
+            sweeps: n.div_ceil(8).max(1),
+            lanes: 8,
+            reason: "the pattern is full (every pair of inputs coupled): the dense Hessian, \
+                     forward over reverse, without colouring"
+                .into(),
+        };
+        return Ok((p, colouring, plan));
+    }
     let colouring = colour_star(&p, options.order)?;
     let k = colouring.count;
     let lanes = tape_lanes(k);
@@ -459,7 +479,6 @@ fn plan<F: Function>(
         sweeps as f64 * (cost::FWD_BASE + cost::FWD_LANE * lanes as f64)
     };
     let (sparse, dense) = (per(sweeps, lanes), per(n.div_ceil(8).max(1), 8));
-    let full = p.nnz() == n * n;
     let compressed = match options.mode {
         Mode::Auto => sparse < dense || (sparse == dense && !full),
         _ => true,

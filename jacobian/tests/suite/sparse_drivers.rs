@@ -837,3 +837,32 @@ fn a_prepared_sparse_hessian_is_clean_after_a_failed_sweep() {
         }
     }
 }
+
+#[test]
+fn a_full_hessian_pattern_goes_dense_without_colouring() {
+    // sin(Σ xᵢ²) couples every pair; the later terms couple fewer inputs and change nothing.
+    struct SinQuad;
+    impl Function for SinQuad {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            let q = x.iter().fold(T::zero(), |s, &v| s + v * v);
+            vec![q.sin() + x[0] * x[1] + x[2].exp()]
+        }
+    }
+    let x: Vec<f64> = (0..12).map(|i| 0.1 * i as f64 - 0.4).collect();
+    let n = x.len();
+    let p = hessian_pattern(&SinQuad, &x, Detection::Global).unwrap();
+    assert_eq!(p.nnz(), n * n);
+    let s = sparse_hessian(&SinQuad, &x).unwrap();
+    assert!(!s.plan.compressed);
+    assert!(s.plan.reason.contains("full"), "{}", s.plan.reason);
+    assert_eq!((s.plan.colours, s.matrix.nnz()), (n, n * n));
+    let dense = hessian(&SinQuad, &x).unwrap();
+    let q: f64 = x.iter().map(|v| v * v).sum();
+    for (i, j, v) in s.triplets() {
+        assert_relative_eq!(v, dense.matrix[(i, j)], max_relative = 1e-13);
+        let exact = 2.0 * q.cos() * f64::from(u8::from(i == j)) - 4.0 * q.sin() * x[i] * x[j]
+            + f64::from(u8::from((i, j) == (0, 1) || (i, j) == (1, 0)))
+            + f64::from(u8::from((i, j) == (2, 2))) * x[2].exp();
+        assert_relative_eq!(v, exact, max_relative = 1e-12, epsilon = 1e-14);
+    }
+}

@@ -106,6 +106,9 @@ pub(crate) fn detect_hessian<F: Function>(
                 outputs: t.offsets.len() - 1,
             });
         }
+        if t.full {
+            return Pattern::from_rows(n, &vec![(0..n).collect(); n]);
+        }
         let mut rows = vec![Vec::new(); n];
         for (i, j) in t.pairs {
             rows[i].push(j);

@@ -17,6 +17,9 @@ pub(super) struct Arena {
     pub(super) pairs: Option<Vec<(u32, u32)>>,
     /// Pairs kept after the last sort and dedup.
     deduped: usize,
+    /// Some operation coupled every input with every input: the Hessian's pattern is full,
+    /// and no pair is collected from here on (Hessians only).
+    pub(super) saturated: bool,
     /// Values are carried (local detection).
     pub(super) local: bool,
     /// The first decision that needed a value, in global detection.
@@ -373,7 +376,20 @@ impl Arena {
         }
     }
 
+    /// Whether coupling `a` and `b` couples every pair of inputs: then the pattern is full,
+    /// and collecting the pairs (n² for each such operation) is skipped from here on.
+    fn saturates(&self, a: u32, b: u32) -> bool {
+        let n = self.inputs as usize;
+        n > 0 && self.set(a).len() == n && self.set(b).len() == n
+    }
+
     fn add_pairs(&mut self, mut pairs: Vec<(u32, u32)>, a: u32, b: u32) {
+        if self.saturated || self.saturates(a, b) {
+            self.saturated = true;
+            pairs.clear();
+            self.pairs = Some(pairs);
+            return;
+        }
         for &i in self.set(a) {
             for &j in self.set(b) {
                 pairs.push((i.min(j), i.max(j)));

@@ -56,6 +56,8 @@ pub(crate) struct Traced {
     /// The Jacobian pattern's counts, taken as the output loop writes it, if asked for.
     pub counts: Option<Counts>,
     pub pairs: Vec<(usize, usize)>,
+    /// Every pair is coupled (then `pairs` is empty): an operation coupled all the inputs.
+    pub full: bool,
 }
 
 /// What a [`trace`] takes from its outputs.
@@ -147,6 +149,7 @@ pub(crate) fn trace<F: Function>(
         items: arena.items,
         inputs: xs,
     });
+    let full = arena.saturated;
     let mut pairs: Vec<(usize, usize)> = arena
         .pairs
         .unwrap_or_default()
@@ -160,5 +163,6 @@ pub(crate) fn trace<F: Function>(
         indices,
         counts,
         pairs,
+        full,
     })
 }
