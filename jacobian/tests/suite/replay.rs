@@ -3,7 +3,7 @@
 
 use crate::common::{Program, cases, program};
 use forward::Dual;
-use jacobian::{Function, Op};
+use jacobian::{Function, Op, Preparation, PreparedGradient, Replay};
 use proptest::prelude::*;
 use reverse::{Float, ReplayError, Tape, Var};
 
@@ -409,14 +409,87 @@ proptest! {
             prop_assert!(replayed, "{}", got.plan);
         }
         let g = First(&f);
-        let mut p = jacobian::PreparedGradient::new(&g, x0).unwrap();
-        for x in [x1, x0] {
-            let (y, grad) = p.gradient(x).unwrap();
-            let (y2, grad2) = jacobian::gradient(&g, x).unwrap();
-            prop_assert_eq!(y.to_bits(), y2.to_bits());
-            prop_assert_eq!(bits(&grad), bits(&grad2));
+        for preparation in [Preparation::Auto, Preparation::Reevaluate, Preparation::Record] {
+            let mut p = PreparedGradient::with(&g, x0, preparation).unwrap();
+            let want = if preparation == Preparation::Record {
+                Preparation::Record
+            } else {
+                Preparation::Reevaluate
+            };
+            prop_assert_eq!(p.plan().strategy, want);
+            for x in [x1, x0] {
+                let (y, grad) = p.gradient(x).unwrap();
+                let (y2, grad2) = jacobian::gradient(&g, x).unwrap();
+                prop_assert_eq!(y.to_bits(), y2.to_bits());
+                prop_assert_eq!(bits(&grad), bits(&grad2));
+            }
         }
     }
+}
+
+/// Σ xᵢ·xᵢ₊₁ over a ring of 8 inputs, `terms` times: a recording of chosen size.
+struct Ring {
+    terms: usize,
+}
+impl Function for Ring {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let n = x.len();
+        vec![(0..self.terms).fold(T::zero(), |s, i| s + x[i % n] * x[(i + 1) % n])]
+    }
+}
+
+/// A recording whose compiled program would pass the budget is recorded afresh at each call in
+/// buffers of its own size: the memory of one recording, and the one-shot driver's bits.
+#[test]
+fn a_large_recording_is_recorded_again_in_its_own_buffers() {
+    let f = Ring { terms: 1 << 20 };
+    let x: Vec<f64> = (0..8).map(|i| 0.5 + 0.1 * i as f64).collect();
+    let mut p = PreparedGradient::new(&f, &x).unwrap();
+    let plan = p.plan().clone();
+    assert_eq!(plan.strategy, Preparation::Record, "{plan}");
+    assert!(plan.reason.contains("would pass 64 MiB"), "{plan}");
+    assert!(
+        Preparation::PROGRAM_FACTOR * plan.recording_bytes > Preparation::EXTRA_BYTES,
+        "{plan}"
+    );
+    assert!(
+        plan.kept_bytes as f64 <= 1.5 * plan.recording_bytes as f64,
+        "{plan}"
+    );
+    let y: Vec<f64> = x.iter().map(|v| -v).collect();
+    for point in [&y, &x] {
+        let got = p.gradient(point).unwrap();
+        assert_eq!(got, jacobian::gradient(&f, point).unwrap());
+        assert_eq!(p.last(), &Replay::Recorded);
+    }
+    // Calls of the same size record into the buffers kept, without growing them.
+    assert_eq!(p.plan().kept_bytes, plan.kept_bytes);
+    assert_eq!(
+        p.gradient(&x[..3]),
+        Err(jacobian::Error::InputLength {
+            expected: 8,
+            found: 3
+        })
+    );
+    // And the small one re-evaluates.
+    let small = PreparedGradient::new(Ring { terms: 64 }, &x).unwrap();
+    assert_eq!(small.plan().strategy, Preparation::Reevaluate);
+    assert!(small.plan().reason.contains("fits in 64 MiB"));
+}
+
+/// Recorded at each call, a function follows its branches at each point, with no guard.
+#[test]
+fn a_recorded_again_function_follows_its_branches() {
+    struct Kink;
+    impl Function for Kink {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![if x[0] > T::zero() { x[0] * x[0] } else { -x[0] }]
+        }
+    }
+    let mut p = PreparedGradient::with(Kink, &[1.0], Preparation::Record).unwrap();
+    assert_eq!(p.gradient(&[3.0]).unwrap(), (9.0, vec![6.0]));
+    assert_eq!(p.gradient(&[-2.0]).unwrap(), (2.0, vec![-1.0]));
+    assert_eq!((p.rerecords(), p.last()), (0, &Replay::Recorded));
 }
 
 /// Where the branch flips, the prepared Jacobian records afresh and its plan says why; the next

@@ -405,6 +405,17 @@ impl<T: Copy> TapeData<T> {
             + program
     }
 
+    /// Frees the arrays' capacity beyond their lengths, keeping the program and its forms.
+    pub fn shrink_arrays(&mut self) {
+        self.start.shrink_to_fit();
+        self.parent.shrink_to_fit();
+        self.partial.shrink_to_fit();
+        self.unit.shrink_to_fit();
+        self.staged.shrink_to_fit();
+        // The fast path's room past the end, so that recording as much again does not grow.
+        self.reserve(FAST_EDGES + 1);
+    }
+
     /// Frees the capacity beyond the lengths.
     pub fn shrink_to_fit(&mut self) {
         self.start.shrink_to_fit();

@@ -438,6 +438,37 @@ impl<T: Op> Recording<T> {
         TapeStats::of(&self.data)
     }
 
+    /// Bytes the recording holds (the capacities of its arrays, of its program if it is
+    /// replayable, and of what re-evaluation and sweeps derived from that program): what
+    /// keeping it costs, where [`stats`](Recording::stats) counts what was recorded.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(1.0);
+    /// let _ = x * x;
+    /// let rec = tape.finish();
+    /// assert!(rec.kept_bytes() >= rec.stats().bytes);
+    /// ```
+    pub fn kept_bytes(&self) -> usize {
+        self.data.capacity_bytes()
+    }
+
+    /// Frees the capacity of the recording's arrays beyond what it recorded (they grow by
+    /// doubling): for a recording kept long, or recorded into again by
+    /// [`record_again`](Recording::record_again) for a function of the same size.
+    ///
+    /// ```
+    /// let tape = reverse::Tape::new();
+    /// let x = tape.var(1.0);
+    /// let _ = (0..100).fold(x, |s, _| s * x);
+    /// let mut rec = tape.finish();
+    /// rec.shrink_to_fit();
+    /// assert!(rec.kept_bytes() < rec.stats().bytes + 100);
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.data.shrink_arrays();
+    }
+
     /// After a re-evaluation: nothing to do (a finished recording records no more anyway).
     pub(crate) fn reevaluated(&self) {}
 
