@@ -47,13 +47,13 @@ fn bench_loop<F: Recurrence>(c: &mut Criterion, name: &str, f: &F, p: &[f64], s0
     group.bench_function("recorded", |b| {
         b.iter(|| recorded_gradient(f, black_box(p), s0, STEPS).unwrap())
     });
-    // The same with the whole tape's buffers kept from one gradient to the next (a thread keeps
-    // 128 MiB by default, less than these tapes): no fresh pages, a whole recording's best case.
+    // The same with the whole tape's buffers surely kept from one gradient to the next (4 GiB,
+    // whatever the machine's default): no fresh pages, a whole recording's best case.
     shared_ops::memory::set_spare_limit(4 << 30);
     group.bench_function("recorded_buffers_kept", |b| {
         b.iter(|| recorded_gradient(f, black_box(p), s0, STEPS).unwrap())
     });
-    shared_ops::memory::set_spare_limit(shared_ops::memory::DEFAULT_SPARE_LIMIT);
+    shared_ops::memory::set_spare_limit(shared_ops::memory::default_spare_limit());
     shared_ops::memory::release_memory();
     for slots in SLOTS {
         group.bench_function(format!("checkpointed_slots={slots}"), |b| {

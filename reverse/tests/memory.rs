@@ -13,7 +13,7 @@
 #![cfg(target_os = "linux")]
 
 use reverse::{Op, Tape, Var};
-use shared_ops::memory::DEFAULT_SPARE_LIMIT;
+use shared_ops::memory::{SPARE_FLOOR, default_spare_limit};
 use std::time::Instant;
 
 const MIB: usize = 1 << 20;
@@ -94,7 +94,7 @@ fn check_gradient(x: &[f64], g: &[f64]) {
 struct RestoreLimit;
 impl Drop for RestoreLimit {
     fn drop(&mut self) {
-        shared_ops::memory::set_spare_limit(DEFAULT_SPARE_LIMIT);
+        shared_ops::memory::set_spare_limit(default_spare_limit());
     }
 }
 
@@ -115,8 +115,10 @@ fn spare_buffers_are_capped_and_released() {
     let start = Instant::now();
     pin_allocator();
     let _restore = RestoreLimit;
-    shared_ops::memory::set_spare_limit(DEFAULT_SPARE_LIMIT);
-    assert_eq!(shared_ops::memory::spare_limit(), DEFAULT_SPARE_LIMIT);
+    shared_ops::memory::set_spare_limit(default_spare_limit());
+    assert_eq!(shared_ops::memory::spare_limit(), default_spare_limit());
+    // The cap under test: the floor, below the recordings made here.
+    shared_ops::memory::set_spare_limit(SPARE_FLOOR);
     shared_ops::memory::release_memory();
     assert_eq!(shared_ops::memory::spare_bytes(), 0);
     let limit = shared_ops::memory::spare_limit();
@@ -219,10 +221,23 @@ fn spare_buffers_are_capped_and_released() {
     let after_zero = show("limit 0, after two more", baseline);
     assert!(after_zero <= baseline + SLACK);
 
-    // 5. Back to the default: a small recording is kept again.
-    shared_ops::memory::set_spare_limit(DEFAULT_SPARE_LIMIT);
+    // 5. Back to the default: a small recording is kept again, and so is the large one, whole,
+    // where the machine's default holds it (repeated gradients then fault no fresh pages).
+    shared_ops::memory::set_spare_limit(default_spare_limit());
     let _ = reverse::gradient(|v: &[Var]| rosenbrock(v), small);
     assert!(shared_ops::memory::spare_bytes() > 0);
+    assert!(shared_ops::memory::release_memory() > 0);
+    let tape = Tape::new();
+    let xs = tape.vars(&x);
+    let _ = rosenbrock(&xs);
+    let bytes = tape.stats().bytes;
+    drop(tape);
+    if bytes <= default_spare_limit() {
+        assert!(
+            shared_ops::memory::spare_bytes() >= bytes,
+            "the default keeps a {bytes}-byte tape"
+        );
+    }
     assert!(shared_ops::memory::release_memory() > 0);
     eprintln!("memory test took {:.2?}", start.elapsed());
 }

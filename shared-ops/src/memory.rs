@@ -8,8 +8,10 @@
 //!
 //! The policy, for every buffer alike:
 //!
-//! * each thread keeps at most [`spare_limit`] bytes ([`DEFAULT_SPARE_LIMIT`] unless
-//!   [`set_spare_limit`] says otherwise) in at most [`MAX_KEPT`] buffers;
+//! * each thread keeps at most [`spare_limit`] bytes ([`default_spare_limit`], an eighth of
+//!   physical memory, unless [`set_spare_limit`] says otherwise) in at most [`MAX_KEPT`]
+//!   buffers: enough that repeated gradients of one large function re-use the last call's
+//!   pages instead of faulting in fresh ones;
 //! * a buffer given back is emptied (its contents dropped, its capacity kept) and shrunk to
 //!   its length if it alone is larger than the limit; one still larger is freed at once;
 //! * the oldest buffers make room for newer ones;
@@ -33,16 +35,42 @@
 
 use core::any::Any;
 use core::cell::RefCell;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The most bytes of buffers each thread keeps between calls, unless [`set_spare_limit`]
-/// changes it: 128 MiB, the tape and adjoints of about six million operations of cheap
-/// arithmetic.
+/// changes it: an eighth of the machine's physical memory (Linux's `/proc/meminfo`; 1 GiB where
+/// it cannot be read), and never less than [`SPARE_FLOOR`].
+///
+/// Large enough that a program computing gradients of one large function again and again keeps
+/// the tape of the last call and writes into pages already mapped, instead of faulting in every
+/// page of a fresh tape at every call; bounded so that a process that made one large recording
+/// does not hold most of the machine afterwards. [`release_memory`] frees what a thread keeps.
 ///
 /// ```
-/// assert_eq!(shared_ops::memory::DEFAULT_SPARE_LIMIT, 128 << 20);
+/// use shared_ops::memory;
+/// assert!(memory::default_spare_limit() >= memory::SPARE_FLOOR);
 /// ```
-pub const DEFAULT_SPARE_LIMIT: usize = 128 << 20;
+pub fn default_spare_limit() -> usize {
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(|| (physical_memory().unwrap_or(8 << 30) / 8).max(SPARE_FLOOR))
+}
+
+/// The least [`default_spare_limit`]: 128 MiB, the tape and adjoints of about six million
+/// operations of cheap arithmetic.
+///
+/// ```
+/// assert_eq!(shared_ops::memory::SPARE_FLOOR, 128 << 20);
+/// ```
+pub const SPARE_FLOOR: usize = 128 << 20;
+
+/// Bytes of physical memory, where the system says.
+fn physical_memory() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
 
 /// The most buffers each thread keeps: a `take` looks through them.
 ///
@@ -51,7 +79,9 @@ pub const DEFAULT_SPARE_LIMIT: usize = 128 << 20;
 /// ```
 pub const MAX_KEPT: usize = 64;
 
-static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_SPARE_LIMIT);
+/// The limit set by [`set_spare_limit`], or [`UNSET`] for the default.
+static LIMIT: AtomicUsize = AtomicUsize::new(UNSET);
+const UNSET: usize = usize::MAX;
 
 /// Sets how many bytes of buffers each thread may keep between calls (0 keeps nothing: every
 /// call allocates afresh). Takes effect the next time a buffer is given back; use
@@ -61,10 +91,10 @@ static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_SPARE_LIMIT);
 /// use shared_ops::memory;
 /// memory::set_spare_limit(1 << 20);
 /// assert_eq!(memory::spare_limit(), 1 << 20);
-/// memory::set_spare_limit(memory::DEFAULT_SPARE_LIMIT);
+/// memory::set_spare_limit(memory::default_spare_limit());
 /// ```
 pub fn set_spare_limit(bytes: usize) {
-    LIMIT.store(bytes, Ordering::Relaxed);
+    LIMIT.store(bytes.min(UNSET - 1), Ordering::Relaxed);
 }
 
 /// The current limit of [`set_spare_limit`].
@@ -73,7 +103,10 @@ pub fn set_spare_limit(bytes: usize) {
 /// assert!(shared_ops::memory::spare_limit() > 0);
 /// ```
 pub fn spare_limit() -> usize {
-    LIMIT.load(Ordering::Relaxed)
+    match LIMIT.load(Ordering::Relaxed) {
+        UNSET => default_spare_limit(),
+        set => set,
+    }
 }
 
 /// A buffer that can wait in the pool: it knows its bytes, and can shrink and empty itself.
