@@ -23,38 +23,38 @@
 //! assert_eq!((y, dy), (7.0, 4.0));
 //! ```
 
-#[doc = include_str!("../../docs/guide/01-first-derivatives.md")]
+#[doc = include_str!("../guide/01-first-derivatives.md")]
 pub mod ch01_first_derivatives {}
 
-#[doc = include_str!("../../docs/guide/02-how-it-works.md")]
+#[doc = include_str!("../guide/02-how-it-works.md")]
 pub mod ch02_how_it_works {}
 
-#[doc = include_str!("../../docs/guide/03-forward-and-reverse.md")]
+#[doc = include_str!("../guide/03-forward-and-reverse.md")]
 pub mod ch03_forward_and_reverse {}
 
-#[doc = include_str!("../../docs/guide/04-jacobians-and-the-plan.md")]
+#[doc = include_str!("../guide/04-jacobians-and-the-plan.md")]
 pub mod ch04_jacobians_and_the_plan {}
 
-#[doc = include_str!("../../docs/guide/05-higher-order.md")]
+#[doc = include_str!("../guide/05-higher-order.md")]
 pub mod ch05_higher_order {}
 
-#[doc = include_str!("../../docs/guide/06-recordings.md")]
+#[doc = include_str!("../guide/06-recordings.md")]
 pub mod ch06_recordings {}
 
-#[doc = include_str!("../../docs/guide/07-sparsity.md")]
+#[doc = include_str!("../guide/07-sparsity.md")]
 pub mod ch07_sparsity {}
 
-#[doc = include_str!("../../docs/guide/08-linear-algebra-and-solvers.md")]
+#[doc = include_str!("../guide/08-linear-algebra-and-solvers.md")]
 pub mod ch08_linear_algebra_and_solvers {}
 
-#[doc = include_str!("../../docs/guide/09-tensors.md")]
+#[doc = include_str!("../guide/09-tensors.md")]
 pub mod ch09_tensors {}
 
-#[doc = include_str!("../../docs/guide/10-conventions-and-accuracy.md")]
+#[doc = include_str!("../guide/10-conventions-and-accuracy.md")]
 pub mod ch10_conventions_and_accuracy {}
 
-#[doc = include_str!("../../docs/guide/11-benchmarking.md")]
+#[doc = include_str!("../guide/11-benchmarking.md")]
 pub mod ch11_benchmarking {}
 
-#[doc = include_str!("../../docs/guide/12-design.md")]
+#[doc = include_str!("../guide/12-design.md")]
 pub mod ch12_design {}
