@@ -48,3 +48,8 @@ pub use shared_ops::num_traits::Float;
 pub use tensor::{self, Tensor, ndarray};
 
 pub mod guide;
+
+/// The README's code blocks, compiled and run as tests: each is a whole program.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
