@@ -298,7 +298,7 @@ impl EchidnaSparseJacobian {
     /// adjustment at GradBench's size (n = 55 710, a tape of 2.4·10⁶ entries) that is 17 GB.
     /// Its row colouring, which [`new`](Self::new) runs beside the column colouring, builds
     /// every pair of rows that share a column: 4.6·10⁸ pairs there (539 camera columns of
-    /// 1 300 rows each), 16 s and 3.8 GB when measured. This constructor skips both, so that
+    /// 1 300 rows each), too slow and too large to run there. This constructor skips both, so that
     /// echidna's compressed sweeps can be timed at that size. The pattern must hold every
     /// structural nonzero: one left out would be added, unseen, into another entry of its row
     /// that shares its colour.

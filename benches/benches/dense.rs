@@ -2,14 +2,15 @@
 //! by reverse mode and by the plan's choice, for a tall (n = 4, m = 256: more outputs than
 //! inputs), a wide (n = 256, m = 4) and a square (64 × 64) shape.
 //!
-//! Forward mode costs ⌈n/8⌉ sweeps of 8 tangents, reverse mode one recording plus m sweeps, so
-//! forward should win the tall shape and reverse the wide one; `auto` should match the winner.
+//! Forward mode costs ⌈n/N⌉ sweeps of N tangents (N = n up to 4, else 16 here), reverse mode
+//! one recording plus ⌈m/Q⌉ sweeps of Q adjoints (Q = m up to 4, else 8), so forward should win
+//! the tall shape and reverse the wide one; `auto` should match the winner.
 //!
 //! Ids per group `dense_n=<n>_m=<m>`: `f64`, `forward`, `reverse`, `auto`; with
 //! `--features peers` also `num_dual_jacobian_static`, `num_dual_jacobian_dyn` (num-dual's
 //! forward mode, all n tangents in one sweep), `echidna_forward_dualvec8` (echidna's `DualVec<f64, 8>`,
-//! ⌈n/8⌉ sweeps like ours), `ad_trait_reverse`, `ad_trait_forward` (one
-//! tangent per sweep) and `ad_trait_forward_multi8` (eight per sweep, like ours).
+//! ⌈n/8⌉ sweeps), `ad_trait_reverse`, `ad_trait_forward` (one
+//! tangent per sweep) and `ad_trait_forward_multi8` (eight per sweep).
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
 //! is large; the peers run on one thread. `RAYON_NUM_THREADS=1` makes every entry

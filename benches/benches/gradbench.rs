@@ -68,9 +68,9 @@ fn bench(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("gmm_d={d}_k={k}_n=1000"));
         group.sample_size(10);
         let _g = ours(&mut group, &f, &x);
-        // The large one has 4.5·10⁸ multiply-adds: echidna's tape of them takes about 36 s and
-        // 15 GB per gradient here (`cargo run --release -p benches --features peers --example
-        // gmm_memory -- 64 100 1000 echidna`), too long to sample; it is measured once there.
+        // The large one has 4.5·10⁸ multiply-adds: echidna's tape of them is too slow and too
+        // large per gradient to sample here; `cargo run --release -p benches --features peers
+        // --example gmm_memory -- 64 100 1000 echidna` measures one gradient instead.
         #[cfg(feature = "peers")]
         if d == 10 {
             peers::echidna(&mut group, &x, &_g, &f);

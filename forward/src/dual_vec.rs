@@ -153,7 +153,7 @@ impl<T: Op, const N: usize> fmt::Display for DualVec<T, N> {
 impl<T: Op, const N: usize> DualVec<T, N> {
     /// Every lane times a constant `k`: by a zero or non-finite `k`, the convention's products
     /// (`0·∞` is 0), as [`Dual`](crate::Dual) does. Through `chain_lanes`, whose test of the
-    /// partial is on its bits: a float comparison before the lanes kept a dot product of
+    /// partial is on its bits: a float comparison before the lanes would keep a dot product of
     /// `DualVec`s from vectorising.
     #[inline(always)]
     fn tangent_times(&self, k: f64) -> [T; N] {

@@ -18,12 +18,10 @@ use std::ops::Range;
 /// Lanes per forward sweep for `k` directions: `k` itself up to 4 (no lane is wasted), 8 up
 /// to 8, else 16.
 ///
-/// Measured (`cargo bench -p benches --bench lanes`, one thread; the table is in the README):
-/// 16 lanes against 8 took 0.86× the time on the dense tanh layer at 64 × 64, 0.97× at
-/// 256 × 4, 0.96× on a 2×15 block of bundle adjustment, 0.99× on Rosenbrock's gradient at
-/// n = 1000 and 1.06× at n = 100 (measured again on 2026-12-06: 1.12× and 1.17×, so the
-/// choice costs Rosenbrock's gradient up to 17%); 32 lanes lost everywhere (1.6× and 2.0× on
-/// the dense layer).
+/// Sixteen lanes take less time than 8 on the dense tanh layer and on a 2×15 block of bundle
+/// adjustment, and more on Rosenbrock's gradient, which is the price of the choice; 32 lanes
+/// take more everywhere (`cargo bench -p benches --bench lanes`, one thread; see
+/// benches/RESULTS.md).
 /// [`PreparedJacobian::with_lanes`](crate::PreparedJacobian::with_lanes) offers 32, to measure.
 pub(crate) fn lanes_for(k: usize) -> usize {
     match k {
@@ -37,7 +35,7 @@ pub(crate) fn lanes_for(k: usize) -> usize {
 }
 
 /// Lanes for `k` directions of duals recorded on a tape (forward over reverse) or adjoints of
-/// a vector reverse sweep: as [`lanes_for`], at most 8 (wider was not measured to pay there).
+/// a vector reverse sweep: as [`lanes_for`], at most 8 (no bench shows wider lanes paying there).
 pub(crate) fn tape_lanes(k: usize) -> usize {
     lanes_for(k).min(8)
 }
@@ -271,8 +269,7 @@ impl Inputs {
     /// The inputs at `x` seeded for the whole Jacobian in one sweep (`x.len() ≤ N`): input j
     /// carries the unit tangent eⱼ. The seeds stay in the kept buffer for the next call, which
     /// then writes the primals alone: for a 2×15 block that saves the 30 stores of seeding and
-    /// clearing, 128 of the driver's instructions per call (callgrind). A panic in `f`
-    /// leaves them in place too, which the buffer still records.
+    /// clearing. A panic in `f` leaves them in place too, which the buffer still records.
     pub fn lift_identity<const N: usize>(&mut self, x: &[f64]) -> &mut Vec<DualVec<f64, N>> {
         debug_assert!(x.len() <= N, "{} inputs in one sweep of {N} lanes", x.len());
         let left = std::mem::replace(&mut self.tangents, Tangents::Identity);
@@ -379,8 +376,8 @@ impl Inputs {
 
 /// Writes input j whole: primal `x[j]`, tangents zero, then `seed(j, tangent)` writes its
 /// seeds. In place: a tangent built aside and copied in is read back by wider loads than the
-/// stores of its seeds, which stalls store-to-load forwarding (the grid's prepared sweep took
-/// 270 µs instead of 213).
+/// stores of its seeds, which stalls store-to-load forwarding and slows the grid's prepared
+/// sweep.
 fn write_whole<const N: usize>(
     xs: &mut [DualVec<f64, N>],
     x: &[f64],

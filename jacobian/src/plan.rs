@@ -80,10 +80,10 @@ impl PartialEq<Direction> for Mode {
     }
 }
 
-/// The cost model's constants, in units of one plain evaluation of `f`. They were fitted to the
+/// The cost model's constants, in units of one plain evaluation of `f`. They are fitted to the
 /// crossovers that `cargo run --release --example mode_asymmetry` measures on the dense tanh
-/// layer with the second-generation tape (measured n ≈ 15, 27, 43, 103, 248 for m = 1, 8, 32,
-/// 128, 256; the model's 17, 25, 41, 129, 249); functions dominated by transcendental calls make
+/// layer (the model's are at n = 17, 25, 41, 129, 249 for m = 1, 8, 32, 128, 256; the example
+/// prints the measured ones beside them); functions dominated by transcendental calls make
 /// the tape relatively cheaper, long chains of cheap arithmetic make it dearer.
 ///
 /// * a forward sweep with N tangents costs `FWD_BASE + FWD_LANE · N`: the primal is recomputed

@@ -88,7 +88,7 @@ pub struct PreparedJacobian<F> {
     recorded: Option<Recorded>,
     rerecords: usize,
     /// The last call's plan: the next call at the same sizes copies its reason and estimate
-    /// instead of formatting them again (which cost a 2×15 block more than its sweep).
+    /// instead of formatting them again (which costs a 2×15 block more than its sweep).
     plan: Option<Plan>,
     /// Whether the sweeps may run on several threads ([`set_threads`](Self::set_threads)).
     threads: bool,
@@ -495,8 +495,8 @@ impl Preparation {
     pub const EXTRA_BYTES: usize = 64 << 20;
 
     /// A replayable recording's program and what re-evaluation and the sweeps derive from it,
-    /// in bytes of one plain recording: 4 (measured between 2 and 4 on the GradBench
-    /// objectives; an over-estimate keeps large recordings out of the budget).
+    /// in bytes of one plain recording: 4, at least the ratio of every GradBench objective (an
+    /// over-estimate keeps large recordings out of the budget).
     ///
     /// ```
     /// assert_eq!(jacobian::Preparation::PROGRAM_FACTOR, 4);

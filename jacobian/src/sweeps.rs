@@ -109,9 +109,8 @@ fn length_changed(first: usize, found: usize, during: String) -> Error {
 /// still. A nested call (a jvp inside `eval`) finds the buffer taken and builds its own.
 ///
 /// The duals start on a cache line: a buffer from `mmap` starts 16 bytes past a page, and there
-/// half of the 32-byte stores span two lines. Rosenbrock at n = 10 000 (a scratch program,
-/// medians): writing the duals took 7.9–8.0 µs from 16 bytes past a line and 3.5–3.6 µs
-/// from its start, the jvp's whole work 26.0–26.1 µs against 21.6–21.7 µs.
+/// half of the 32-byte stores span two lines, which slows the writing of the duals, a large
+/// part of the jvp of a cheap function such as Rosenbrock's.
 #[inline]
 pub(crate) fn on_kept_duals<R>(
     x: &[f64],
@@ -196,8 +195,8 @@ pub(crate) fn forward_chunked<const N: usize, F: Function + Sync>(
 }
 
 /// [`forward_chunked`] behind a trait object: compiled once per lane count, not once per user
-/// function and lane count (the jacobian test suite had 264 copies of it, 96 000 lines of
-/// LLVM IR).
+/// function and lane count (a build with many functions, such as the jacobian test suite,
+/// would otherwise hold a copy for each).
 #[allow(clippy::too_many_arguments)]
 fn chunked<const N: usize>(
     f: SyncEval<'_, N>,
@@ -244,9 +243,8 @@ fn chunked<const N: usize>(
     // A transposition: the sweep's outputs hold rows (N lanes each), the column-major storage
     // takes columns of m0 entries. For a few rows the column's length is a constant
     // ([`columns_of`]); otherwise the inner loop runs along the longer of the two, since for a
-    // small block the loops' set-up costs more than the copies (before `columns_of`, a 2×15
-    // block column by column ran 15 loops of 2: about 345 of the driver's 780 instructions
-    // per call, callgrind).
+    // small block the loops' set-up costs more than the copies (a 2×15 block column by column,
+    // without `columns_of`, would run 15 loops of 2).
     // Slices, not nalgebra's views, and no index checked per entry.
     let mut fill = |dirs: Range<usize>, ys: &[DualVec<f64, N>]| {
         let block = &mut matrix[dirs.start * m0..dirs.end * m0];
@@ -300,7 +298,7 @@ fn chunked<const N: usize>(
 
 /// The block's columns of `rows` entries, column by column: entry i of column l is lane l of
 /// output i. Inlined always, so that a constant `rows` unrolls each column's copies with no
-/// loop set up per column (a 2×15 block: 310 → 140 instructions per call, callgrind). `ys`
+/// loop set up per column. `ys`
 /// has `rows` outputs and `block` at most N columns.
 #[inline(always)]
 fn columns_of<const N: usize>(block: &mut [f64], ys: &[DualVec<f64, N>], rows: usize) {
@@ -544,7 +542,7 @@ fn reverse_blocks<const Q: usize>(
 /// `run(buffer, s)` for every `s` of `range` on rayon's pool, each split with a buffer from
 /// `init`, the results in order. The closures arrive as trait objects, so that rayon's
 /// machinery is compiled once per lane count rather than once per user function and lane count
-/// (it was a quarter of the LLVM lines of the jacobian test build); one dynamic call per sweep
+/// (otherwise a large share of a build with many functions); one dynamic call per sweep
 /// costs nothing beside the sweep.
 fn in_parallel<B, R: Send>(
     range: Range<usize>,

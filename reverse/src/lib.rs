@@ -71,10 +71,9 @@
 /// outer tape), even one that never runs, makes the compiler keep that loop's floating-point
 /// values in memory: each operation then waits on a store and a reload. The Windows convention
 /// saves xmm6–xmm15 in the callee, so on x86-64 these functions use it and the values stay in
-/// registers; elsewhere they are plain functions. Measured on a chain `y = y·c` recorded 8000
-/// times (release, one thread, two builds timed one after the other): 2.03 ns per node with
-/// these paths as Rust functions, 1.58 as `extern "win64-unwind"` (which lets their panics
-/// unwind).
+/// registers; elsewhere they are plain functions. The x86-64 ones are `extern "win64-unwind"`,
+/// which lets their panics unwind. Cheap arithmetic gains the most, such as a chain `y = y·c`
+/// recorded in a loop, where every node would otherwise wait on memory.
 macro_rules! cold_path {
     ($(#[$attr:meta])* $vis:vis fn $name:ident $($rest:tt)*) => {
         $(#[$attr])*

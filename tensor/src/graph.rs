@@ -196,8 +196,8 @@ impl<T: Element> Tensor<T> {
 }
 
 /// Calls `f` with the parents' data and which of them need a gradient. One or two parents
-/// (nearly every node) are lent from the stack: three small vectors per node were a third of
-/// the allocations of a backward pass through one-element tensors.
+/// (nearly every node) are lent from the stack: three small vectors per node would be a large
+/// share of the allocations of a backward pass through one-element tensors.
 fn with_inputs<T: Element, R>(
     parents: &[Tensor<T>],
     f: impl FnOnce(&[&ArrayRefD<T>], &[bool]) -> R,
@@ -222,10 +222,9 @@ fn with_inputs<T: Element, R>(
 /// is overwritten) times the partials `d`, in row-major order, under the structural-zero
 /// convention.
 fn through_partials<T: Element>(mut g: ArrayD<T>, d: &[T]) -> ArrayD<T> {
-    // Row-major (nearly always): a loop over two slices. `Zip` over views spends hundreds of
+    // Row-major (nearly always): a loop over two slices. `Zip` over views spends many
     // instructions on layouts per call, which for small tensors is most of a backward pass
-    // (callgrind, `tensor_memory`'s chain of one-element tensors: 1 780 → 1 050 instructions
-    // per operation).
+    // (`tensor_memory`'s chain of one-element tensors).
     if let Some(gs) = g.as_slice_mut() {
         let wide = gs.len() >= WIDE;
         let mut run = move || {
@@ -247,9 +246,9 @@ fn through_partials<T: Element>(mut g: ArrayD<T>, d: &[T]) -> ArrayD<T> {
     g
 }
 
-/// Node addresses to positions, hashed by the address itself. With this one map in place of
-/// the visited set and the position map under SipHash, the backward of one-element tensors
-/// went from 1.33 to 1.08–1.11 µs per operation (one run each, `tensor_memory`'s chain).
+/// Node addresses to positions, hashed by the address itself: one map in place of a visited set
+/// and a position map under SipHash, which shortens the backward of one-element tensors
+/// (`tensor_memory`'s chain).
 type Positions<T> = HashMap<*const Node<T>, usize, BuildHasherDefault<AddressHasher>>;
 
 /// A hasher for addresses: a multiplication (Fibonacci hashing) of the address. Nodes are

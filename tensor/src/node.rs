@@ -60,8 +60,8 @@ pub(crate) enum Backward<T> {
 
 /// A node, laid out so that in an `Rc` it fits a 192-byte malloc block (see the test below):
 /// the data is a [`Storage`] rather than an `ArrayD`, the gradient slot a `Cell` (taken and
-/// put back), versions 32 bits. `tensor_memory`'s chain of one-element operations took
-/// 352 bytes per operation with an `ArrayD` and the partials in a boxed closure.
+/// put back), versions 32 bits, and the partials of an elementwise op in a buffer rather than a
+/// boxed closure (`tensor_memory` reports the bytes per operation).
 pub(crate) struct Node<T: Element> {
     pub(crate) data: RefCell<Storage<T>>,
     // Boxed: most nodes never hold a gradient (only leaves and retained ones do), and an

@@ -170,8 +170,8 @@ impl<T: Element> Tensor<T> {
         }
     }
 
-    /// A recorded node, not generic over the op's closure: one copy for all ops (there were
-    /// 87 in the tensor tests, 16 000 lines of LLVM IR).
+    /// A recorded node, not generic over the op's closure: one copy for all ops, not one per
+    /// closure type.
     fn recorded(
         data: Storage<T>,
         op: &'static str,

@@ -54,9 +54,9 @@ impl fmt::Display for Pair {
 /// ⌈n/N⌉ times. So the model counts the nodes, weighted edges and unit edges of f's recording
 /// ([`reverse::TapeStats`]), which the plan reads from the first forward-over-reverse chunk.
 ///
-/// The unit is one nanosecond on the machine the constants were fitted on (`cargo bench -p
-/// benches --bench hessian`, Rosenbrock n = 16, 100 and `SinQuad` n = 64, one thread); only the
-/// ratios between pairs matter for the choice.
+/// The unit is a time on the machine the constants are fitted on (`cargo bench -p benches
+/// --bench hessian`, Rosenbrock n = 16, 100 and `SinQuad` n = 64, one thread); only the ratios
+/// between pairs matter for the choice.
 pub mod hessian_cost {
     /// Forward over reverse, per chunk and node (a rule on N-tangent duals).
     pub const FOR_NODE: f64 = 3.45;

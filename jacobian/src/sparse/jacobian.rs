@@ -72,9 +72,9 @@ pub struct SparseOptions {
     /// Which sparsity detection runs.
     pub detection: Detection,
     /// The vertex order of the greedy colourings. `Natural` by default: on the stencils and
-    /// block patterns benchmarked here the three orders gave the same counts, and smallest-last
-    /// costs ten times as long (it matters for a one-shot call; a prepared object may try
-    /// every order once).
+    /// block patterns of the benches the three orders give the same counts, and smallest-last
+    /// takes far longer (it matters for a one-shot call; a prepared object may try every order
+    /// once).
     pub order: Order,
     /// Allow the dense strategies to split their sweeps across threads (rayon's pool) where the
     /// work is large (default `true`); the compressed sweeps run on the calling thread. The

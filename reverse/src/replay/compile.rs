@@ -95,8 +95,7 @@ impl Kernel {
 /// `powi` the exponent in `b`), and where its weighted edges start.
 ///
 /// Kept as two `u64`s: the loops seem bound by the processor's memory operations, and two
-/// loads per node instead of four took about 4% off the re-evaluation (Rosenbrock n = 1000,
-/// alternated runs).
+/// loads per node instead of four shorten the re-evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Code {
     /// `a | b << 32`

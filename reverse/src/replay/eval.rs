@@ -138,7 +138,7 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                     }
                     _ => {
                         // Four at a time: the nodes of a group are independent, and the loop's
-                        // own instructions were a large share of a node's.
+                        // own instructions are a large share of a node's.
                         let mut quads = nodes.chunks_exact(4);
                         for q in &mut quads {
                             for k in q {

@@ -62,8 +62,8 @@
 //! more per node (its code, and a copy of the n-ary nodes' operands) and, for `f64`, 8 to 12
 //! per edge; preparing borrows scratch arrays of about 20 bytes per node from the thread's
 //! kept buffers. Re-evaluating costs less than recording afresh, and the scheduled sweep less
-//! than the plain one. The numbers (Rosenbrock, against echidna's
-//! re-evaluated bytecode tape) are in the README.
+//! than the plain one. The figures (Rosenbrock, against echidna's
+//! re-evaluated bytecode tape) are in benches/RESULTS.md.
 
 mod compile;
 pub(crate) mod error;

@@ -255,9 +255,8 @@ impl<T: Copy> TapeData<T> {
     /// A node with `K` weighted edges.
     ///
     /// The fast path is one comparison and plain writes, and its slow path a [`cold_path!`]:
-    /// no `Vec::push`, whose growth is a call that returns into the loop of the user's function.
-    /// Measured on Rosenbrock n = 1000 (release, one thread, two builds timed one after the
-    /// other): recording took 17.4 µs with pushes and 12.9 µs this way.
+    /// no `Vec::push`, whose growth is a call that returns into the loop of the user's function
+    /// (docs/unsafe.md names the benchmark this path is kept for).
     #[inline(always)]
     pub fn weighted<const K: usize>(&mut self, parents: [u32; K], partials: [T; K]) -> u32 {
         const { assert!(K <= FAST_EDGES) };

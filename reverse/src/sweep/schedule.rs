@@ -82,7 +82,7 @@ pub(crate) struct Schedule {
     minus: Vec<u64>,
     /// The bypassed nodes, last first, as `u | alias << 32`: the alias is the node whose
     /// adjoint their edges read (and [`NEG`] if negated). No array per node: a fresh one per
-    /// recording took more in page faults than the rest of the schedule.
+    /// recording would cost more in page faults than the rest of the schedule.
     bypassed: Vec<u64>,
 }
 

@@ -26,9 +26,9 @@
 //!    during which the tape's registry entry is marked, so that a recording into it panics
 //!    instead of aliasing). No other code dereferences the pointer.
 //!
-//! Why not a `RefCell`: the first-generation tape measured that its borrow flag's store and
-//! reload around every node made a read-modify-write chain through memory that halved the
-//! recording speed of cheap arithmetic.
+//! Why not a `RefCell`: its borrow flag's store and reload around every node make a
+//! read-modify-write chain through memory, which slows the recording of cheap arithmetic
+//! severely (docs/unsafe.md names the benchmark).
 
 use crate::storage::append::Append;
 use crate::storage::{Keeps, TapeData};

@@ -6,7 +6,7 @@
 //! tangents; reverse mode stores them on the tape and multiplies them by the output adjoint.
 //! Where the value makes the partial cheaper, the rule uses it (`d exp = y`), but never where it
 //! would cancel: `d tanh = 1 − y²` only for |a| < 0.55. Every partial is within 4 ulps of a
-//! 200-bit reference over the whole domain, tails and edges included (at most 3 measured:
+//! 200-bit reference over the whole domain, tails and edges included (checked by
 //! `tests/accuracy.rs` against the table of `tests/reference/partials.py`). The column "∂/∂a"
 //! gives the formula as computed. Beside each rule sits its Taylor recurrence (see
 //! [Taylor recurrences](#taylor-recurrences)).

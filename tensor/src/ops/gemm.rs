@@ -3,9 +3,8 @@
 //!
 //! `f32` and `f64` go to the `gemm` crate (the kernels under faer and candle), which picks
 //! AVX-512, AVX2+FMA or scalar kernels at run time; every other element type goes to ndarray's
-//! `general_mat_mul`. On the MLP's 64 × 256 × 256 product `gemm` took 141–159 µs in f64 where
-//! `general_mat_mul` (matrixmultiply) took 307–318 µs, and 73 against 139 µs in f32 (one
-//! thread, the project's 2-core Xeon with AVX-512).
+//! `general_mat_mul`. On the MLP's products `gemm` is faster than `general_mat_mul`
+//! (matrixmultiply) in both `f32` and `f64` (docs/unsafe.md names the benchmark).
 //!
 //! [`Tensor::matmul`]: crate::Tensor::matmul
 
@@ -60,7 +59,7 @@ macro_rules! kernel_call {
 /// here, before any kernel runs).
 ///
 /// The `gemm` kernels never read `c`, so it is not zeroed first: zeroing each product's fresh
-/// array took 9% of the MLP's loss and gradient (`perf`).
+/// array would be a visible share of the MLP's loss and gradient.
 pub(crate) fn mat_mul_into<T: Element>(
     a: &ArrayView2<'_, T>,
     b: &ArrayView2<'_, T>,
@@ -112,8 +111,8 @@ struct Operands<T> {
 /// Gathers the operands of `c = a · b` and hands them to `kernel`, in the orientation the
 /// kernels are fast in: `gemm`'s micro-kernels store columns of the destination, so a
 /// row-major `c` is computed as `cᵀ = bᵀ · aᵀ` (the same numbers, views swapped). Called with
-/// a row-major destination as it stands, the kernel stored element by element and the MLP's
-/// 256 × 64 × 256 product took 224 µs instead of 60–70 µs. Returns `false`, calling nothing,
+/// a row-major destination as it stands, the kernel stores element by element, several times
+/// slower on the MLP's 256 × 64 × 256 product. Returns `false`, calling nothing,
 /// for negative strides (which our views never have; ndarray's product takes them).
 fn run<T: Element>(
     a: &ArrayView2<'_, T>,

@@ -11,7 +11,7 @@ const NONE: u32 = u32::MAX;
 
 /// Makes `items` hold at least `len` entries past `end`, growing it by doubling: a set is
 /// merged straight into the room past the last one, and zeroing the room a set at a time (a
-/// call of `memset` per node) cost more than the merges.
+/// call of `memset` per node) would cost more than the merges.
 fn room(items: &mut Vec<u32>, end: usize, len: usize) {
     if items.len() < end + len {
         items.resize((2 * items.len()).max(end + len).max(1 << 12), 0);

@@ -32,7 +32,7 @@ impl<T: Op> Var<T> {
     ///
     /// A cold path, as the tape's own (see `cold_path!`), taking scalars: a `Var` passed by
     /// value would be passed by reference, and the user's loop would then keep its `Var`s in
-    /// memory (measured: Rosenbrock n = 1000 recorded in 22.6 µs that way, against 13 µs).
+    /// memory, each operation waiting on a store and a reload.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn describe(
         tape: u64,

@@ -31,7 +31,7 @@ pub(super) struct Arena {
 
 /// A detection's buffers, kept for the next detection on this thread in its kept buffers
 /// (`shared_ops::memory`): the arena's bounds and items, and the tracers of the inputs. A fresh
-/// arena's growth (page faults, copies) cost as much as the detection itself.
+/// arena's growth (page faults, copies) costs as much as the detection itself.
 #[derive(Default)]
 pub(super) struct Spare {
     pub bounds: Vec<usize>,
@@ -173,9 +173,9 @@ impl Arena {
 
     /// The node of `a`'s set with the input `x` added: `a` if it holds `x`, else a new node.
     /// A set of fewer than 8 is written at the arena's end, element by element: the smaller
-    /// inputs, `x`, the larger ones. (Built on the stack and copied in, the set was read back
-    /// by wider loads than the stores that wrote it, which stalls store-to-load forwarding:
-    /// perf put a fifth of a grid's detection on one such load.)
+    /// inputs, `x`, the larger ones. (Built on the stack and copied in, the set would be read
+    /// back by wider loads than the stores that wrote it, which stalls store-to-load
+    /// forwarding.)
     #[inline(never)]
     fn insert(&mut self, a: u32, x: u32) -> u32 {
         let r = self.range(a);

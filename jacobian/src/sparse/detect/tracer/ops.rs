@@ -6,8 +6,8 @@ use super::number::{Curvature, EMPTY, FLAT, Form, NONE, Tracer, and_input, curva
 use shared_ops::num_traits::{One, Zero};
 use shared_ops::{Binary, Op, Unary};
 
-/// A rule's value, out of line: inlined, the optimiser evaluated `exp` and the like before the
-/// test of `local` and threw the result away in global detection (4% of a grid's detection).
+/// A rule's value, out of line: inlined, the optimiser evaluates `exp` and the like before the
+/// test of `local` and throws the result away in global detection.
 #[inline(never)]
 fn value_of<R: Unary>(rule: R, x: f64) -> f64 {
     rule.eval(x).0
