@@ -9,11 +9,9 @@ use crate::sweep::kernel::{self, Partial};
 
 /// The primal pass of `data`: every node's formula, value and local partials.
 pub(super) fn primal(view: &View<'_>) -> Trace {
-    let mut any_c = false;
     let steps = (0..view.len())
         .map(|i| {
-            let (expr, c) = view.expr(i);
-            any_c |= c;
+            let expr = view.expr(i);
             let terms = view
                 .operands(i)
                 .iter()
@@ -36,10 +34,7 @@ pub(super) fn primal(view: &View<'_>) -> Trace {
             }
         })
         .collect();
-    let mut footer = Vec::new();
-    if any_c {
-        footer.push("(c: a constant operand; constants are not recorded on the tape)".into());
-    }
+    let footer = Vec::new();
     Trace {
         pass: Pass::Primal,
         steps,
@@ -107,7 +102,7 @@ pub(super) fn tangent(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
             node: i as u32,
             name: view.names[i].clone(),
             op: view.op(i),
-            expr: view.expr(i).0,
+            expr: view.expr(i),
             seed: seed[i],
             terms,
             value: t,
@@ -153,7 +148,7 @@ pub(super) fn adjoint(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
             node: i,
             name: view.name(i).to_string(),
             op: view.op(i as usize),
-            expr: view.expr(i as usize).0,
+            expr: view.expr(i as usize),
             seed: Some(s),
             terms: Vec::new(),
             value: adj[i as usize],
@@ -165,7 +160,7 @@ pub(super) fn adjoint(view: &View<'_>, seeds: &[(u32, f64)]) -> Trace {
             node: u,
             name: view.name(u).to_string(),
             op: view.op(u as usize),
-            expr: view.expr(u as usize).0,
+            expr: view.expr(u as usize),
             seed: None,
             terms: vec![Term {
                 node: i as u32,

@@ -1,12 +1,13 @@
 //! Reading the tape: a [`View`] resolves node names, reads each node's edges and guards, and
-//! recovers each node's formula (with the constants the tape does not hold, where exact).
+//! writes each node's formula from the program a traced tape keeps.
 
 use super::Decision;
 use super::names::{default_name, num};
 use crate::replay::error as guard;
 use crate::storage::op_code::OpCode;
+use crate::storage::program::{CONST, Form, Program, RuleFn};
 use crate::storage::{Edges, NEG, TapeData};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A traced tape with its node names resolved and its edges read per node.
 pub(super) struct View<'a> {
@@ -21,6 +22,10 @@ pub(super) struct View<'a> {
     pub(super) names: Vec<String>,
     /// Names of user-defined operations, by node.
     custom: HashMap<u32, &'static str>,
+    /// The nodes of user-defined rules of two operands.
+    binary_rules: HashSet<u32>,
+    /// The program: every node's operation, operands and constants.
+    program: &'a Program<f64>,
     /// The guards, checked at the current values.
     pub(super) guards: Vec<Decision>,
     pub(super) bytes: usize,
@@ -88,6 +93,13 @@ impl<'a> View<'a> {
             operands,
             names,
             custom: program.rules.iter().map(|r| (r.node, r.name)).collect(),
+            binary_rules: program
+                .rules
+                .iter()
+                .filter(|r| matches!(r.eval, RuleFn::Binary(_)))
+                .map(|r| r.node)
+                .collect(),
+            program,
             guards,
             bytes: data.bytes(),
         }
@@ -119,52 +131,47 @@ impl<'a> View<'a> {
         &self.operands[i]
     }
 
-    /// The formula of node `i` in terms of its operands' names. The second return is true when
-    /// it contains a constant `c` the tape does not hold.
-    pub(super) fn expr(&self, i: usize) -> (String, bool) {
-        let ops = self.operands(i);
-        let v = self.values[i];
-        match (self.ops[i], ops) {
-            (OpCode::Input, _) => ("input".into(), false),
-            (
-                op @ (OpCode::Add | OpCode::Sub | OpCode::Mul | OpCode::Div | OpCode::Rem),
-                &[(a, _), (b, _)],
-            ) => (
-                format!("{} {} {}", self.name(a), op.name(), self.name(b)),
-                false,
+    /// The formula of node `i` in terms of its operands' names and its constants, read from
+    /// the program the traced tape keeps (exact: it holds every operand, constants included).
+    pub(super) fn expr(&self, i: usize) -> String {
+        let p = self.program;
+        let arg = |o: u32| -> String {
+            if o & CONST != 0 {
+                num(p.consts[(o & !CONST) as usize])
+            } else {
+                self.name(o).to_string()
+            }
+        };
+        let [a, b] = p.operands[i];
+        let call = |args: Vec<String>| format!("{}({})", self.op(i), args.join(", "));
+        match (self.ops[i], p.forms[i]) {
+            (OpCode::Input, _) => "input".into(),
+            (_, Form::Many) => call(
+                p.args[a as usize..(a + b) as usize]
+                    .iter()
+                    .map(|&o| arg(o))
+                    .collect(),
             ),
-            (
-                op @ (OpCode::Add | OpCode::Sub | OpCode::Mul | OpCode::Div | OpCode::Rem),
-                &[(a, w)],
-            ) => {
-                let an = self.name(a);
-                let p = self.values[a as usize];
-                match infix_constant(op, p, w, v) {
-                    Some(Recovered::Same) => (format!("{an} {} {an}", op.name()), false),
-                    Some(Recovered::Right(c)) => {
-                        if c < 0.0 && matches!(op, OpCode::Add | OpCode::Sub) {
-                            let flip = if op == OpCode::Add { "-" } else { "+" };
-                            (format!("{an} {flip} {}", num(-c)), false)
-                        } else {
-                            (format!("{an} {} {}", op.name(), num(c)), false)
-                        }
-                    }
-                    Some(Recovered::Left(c)) => (format!("{} {} {an}", num(c), op.name()), false),
-                    None => (format!("{an} {} c", op.name()), true),
-                }
+            // A node given its partials: the operands are its edges.
+            (_, Form::Opaque) => call(self.operands(i).iter().map(|&(u, _)| arg(u)).collect()),
+            (OpCode::Powi, _) => format!("powi({}, {})", arg(a), b as i32),
+            // x − c records x + (−c): shown as written.
+            (OpCode::Add, _) if b & CONST != 0 && p.consts[(b & !CONST) as usize] < 0.0 => {
+                format!("{} - {}", arg(a), num(-p.consts[(b & !CONST) as usize]))
             }
-            (OpCode::Powi, &[(a, w)]) => {
-                let p = self.values[a as usize];
-                match powi_exponent(p, w, v) {
-                    Some(k) => (format!("powi({}, {k})", self.name(a)), false),
-                    None => (format!("powi({}, c)", self.name(a)), true),
-                }
+            (op @ (OpCode::Add | OpCode::Sub | OpCode::Mul | OpCode::Div | OpCode::Rem), _) => {
+                format!("{} {} {}", arg(a), op.name(), arg(b))
             }
-            (op, ops) => {
-                let mut args: Vec<&str> = ops.iter().map(|&(u, _)| self.name(u)).collect();
-                let missing = arity(op).map_or(0, |a| a.saturating_sub(args.len()));
-                args.extend(core::iter::repeat_n("c", missing));
-                (format!("{}({})", self.op(i), args.join(", ")), missing > 0)
+            (op, _) => {
+                let two = match op {
+                    OpCode::Custom => self.binary_rules.contains(&(i as u32)),
+                    op => arity(op) == 2,
+                };
+                call(if two {
+                    vec![arg(a), arg(b)]
+                } else {
+                    vec![arg(a)]
+                })
             }
         }
     }
@@ -181,58 +188,11 @@ impl<'a> View<'a> {
     }
 }
 
-/// Operands an operation takes; `None` for a user-defined rule (one or two: the tape does not
-/// say, so its second slot is read when it is set).
-fn arity(op: OpCode) -> Option<usize> {
+/// Operands a built-in operation of one or two operands takes.
+fn arity(op: OpCode) -> usize {
     use OpCode::*;
     match op {
-        Custom => None,
-        Input => Some(0),
-        Add | Sub | Mul | Div | Rem | Powf | Log | Atan2 | Hypot | Max | Min => Some(2),
-        MulAdd => Some(3),
-        _ => Some(1),
+        Add | Sub | Mul | Div | Rem | Powf | Log | Atan2 | Hypot | Max | Min => 2,
+        _ => 1,
     }
-}
-
-enum Recovered {
-    /// `a op a` (the tape merges the two equal parents into one).
-    Same,
-    /// `a op c`.
-    Right(f64),
-    /// `c op a`.
-    Left(f64),
-}
-
-/// Recovers the constant of `a op c` (or `c op a`) from the operand's value `p`, the partial
-/// `w` and the result `v`, when the recovered constant reproduces `v` exactly.
-fn infix_constant(op: OpCode, p: f64, w: f64, v: f64) -> Option<Recovered> {
-    match op {
-        OpCode::Add if w == 2.0 && p + p == v => Some(Recovered::Same),
-        OpCode::Add => Some(v - p).filter(|c| p + c == v).map(Recovered::Right),
-        OpCode::Sub if w == 1.0 => Some(p - v).filter(|c| p - c == v).map(Recovered::Right),
-        OpCode::Sub if w == -1.0 => Some(v + p).filter(|c| c - p == v).map(Recovered::Left),
-        OpCode::Mul if p * w == v => Some(Recovered::Right(w)),
-        OpCode::Mul if w == p + p && v == p * p => Some(Recovered::Same),
-        OpCode::Div => {
-            let c = 1.0 / w;
-            if p / c == v && 1.0 / c == w {
-                return Some(Recovered::Right(c));
-            }
-            let c = v * p;
-            (c / p == v && -v / p == w).then_some(Recovered::Left(c))
-        }
-        _ => None,
-    }
-}
-
-/// Recovers n of `powi(a, n)` from `p = a`, `w = n·aⁿ⁻¹` and `v = aⁿ`.
-fn powi_exponent(p: f64, w: f64, v: f64) -> Option<i32> {
-    if v == 1.0 && w == 0.0 {
-        return Some(0);
-    }
-    if p == 0.0 || v == 0.0 || !(w * p / v).is_finite() {
-        return None;
-    }
-    let k = (w * p / v).round();
-    (k.abs() <= 1024.0 && p.powi(k as i32) == v).then_some(k as i32)
 }
