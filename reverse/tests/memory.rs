@@ -51,6 +51,12 @@ fn pin_allocator() {
 #[cfg(not(target_env = "gnu"))]
 fn pin_allocator() {}
 
+/// Whether resident memory follows what the program holds: not under valgrind (`.ci/deep`), whose
+/// allocator keeps freed memory mapped; there the pool's own accounting is still checked.
+fn resident_follows_the_program() -> bool {
+    !std::env::var("LD_PRELOAD").is_ok_and(|p| p.contains("vgpreload"))
+}
+
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / MIB as f64
 }
@@ -147,8 +153,9 @@ fn spare_buffers_are_capped_and_released() {
         (stats.nodes, show("peak (tape live)", baseline))
     };
     // The recording held far more than the cap, so the cap is what is being tested.
+    let measured = resident_follows_the_program();
     assert!(
-        peak > baseline + limit,
+        !measured || peak > baseline + limit,
         "peak {peak} vs baseline {baseline}"
     );
     let after_tape = show("after the tape", baseline);
@@ -169,7 +176,7 @@ fn spare_buffers_are_capped_and_released() {
     );
     for (what, m) in [("the tape", after_tape), ("the driver", after_driver)] {
         assert!(
-            m <= baseline + limit + SLACK,
+            !measured || m <= baseline + limit + SLACK,
             "after {what}: {:.1} MiB above the baseline, over the {:.0} MiB cap + {:.0} MiB",
             mib(m - baseline),
             mib(limit),
@@ -177,7 +184,7 @@ fn spare_buffers_are_capped_and_released() {
         );
         // What is resident beyond the baseline is what the pool keeps, give or take the slack.
         assert!(
-            m + SLACK >= baseline + kept.min(kept_tape),
+            !measured || m + SLACK >= baseline + kept.min(kept_tape),
             "{m} {baseline} {kept}"
         );
     }
@@ -190,7 +197,7 @@ fn spare_buffers_are_capped_and_released() {
     assert_eq!(shared_ops::memory::spare_bytes(), 0);
     assert_eq!(shared_ops::memory::release_memory(), 0);
     assert!(
-        after_release <= baseline + SLACK,
+        !measured || after_release <= baseline + SLACK,
         "after release_memory: {:.1} MiB above the baseline",
         mib(after_release.saturating_sub(baseline))
     );
@@ -219,7 +226,7 @@ fn spare_buffers_are_capped_and_released() {
         "limit 0: a dropped tape keeps nothing"
     );
     let after_zero = show("limit 0, after two more", baseline);
-    assert!(after_zero <= baseline + SLACK);
+    assert!(!measured || after_zero <= baseline + SLACK);
 
     // 5. Back to the default: a small recording is kept again, and so is the large one, whole,
     // where the machine's default holds it (repeated gradients then fault no fresh pages).
