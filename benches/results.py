@@ -4,6 +4,7 @@
     benches/results.py                 # run the benches below (with the peer crates), then write
     benches/results.py --no-run        # write from the estimates criterion left in target/
     benches/results.py --benches rosenbrock,hessian   # a subset
+    benches/results.py --no-gradbench  # without the GradBench tool's own timings
 
 The page names the machine, the commit, the date and the command, and lists every benchmark
 of the run: the median time, and the time over the group's `f64` (the plain function) where
@@ -104,7 +105,7 @@ def natural(s):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
-def page(groups, command):
+def page(groups, command, gradbench=None):
     head = sh("git", "rev-parse", "--short=12", "HEAD")
     dirty = " (with uncommitted changes)" if sh("git", "status", "--porcelain", "--untracked-files=no") else ""
     lines = [
@@ -122,6 +123,8 @@ def page(groups, command):
         "",
     ]
     lines += ab_section()
+    if gradbench:
+        lines += gradbench_section(gradbench)
     for g in sorted(groups, key=natural):
         fns = groups[g]
         base = fns.get("f64")
@@ -152,6 +155,73 @@ def ab_section():
     return [m.group(0) if m else AB_DEFAULT, ""]
 
 
+# GradBench objectives timed by the tool itself: (eval, primal, derivative, description, input).
+def gradbench_inputs():
+    import random
+    rng = random.Random(31337)
+    rand = lambda n: [rng.random() for _ in range(n)]
+    normal = lambda n: [rng.gauss(0.0, 1.0) for _ in range(n)]
+    rows = lambda v, c: [v[i:i + c] for i in range(0, len(v), c)]
+    out = []
+    for n in (1024, 16392):
+        out.append(("llsq", "primal", "gradient", f"n={n},m=128", {"x": rand(128), "n": n}))
+    out.append(("lse", "primal", "gradient", "n=640000", {"x": rand(640000)}))
+    out.append(("det", "primal", "gradient", "ell=9", {"A": rand(81), "ell": 9}))
+    out.append(("ode", "primal", "gradient", "n=1000,s=100", {"x": rand(1000), "s": 100}))
+    pts = rows(rand(1000 * 8), 8)
+    out.append(("kmeans", "cost", "dir", "k=100,n=1000,d=8", {"points": pts, "centroids": pts[-100:]}))
+    for d, k in ((10, 10), (64, 100)):
+        n = 1000
+        out.append(("gmm", "objective", "jacobian", f"d={d},k={k},n={n}", {
+            "d": d, "k": k, "n": n, "x": rows(normal(n * d), d), "m": 0, "gamma": 1.0,
+            "alpha": normal(k), "mu": rows(rand(k * d), d), "q": rows(normal(k * d), d),
+            "l": rows(normal(k * d * (d - 1) // 2), d * (d - 1) // 2) if d > 1 else [[] for _ in range(k)]}))
+    l, b, c = 4, 14, 1024
+    out.append(("lstm", "objective", "jacobian", f"l={l},c={c},b={b}", {
+        "main_params": rows(rand(2 * l * 4 * b), 4 * b), "extra_params": rows(rand(3 * b), b),
+        "state": rows(rand(2 * l * b), b), "sequence": rows(rand(c * b), b)}))
+    out.append(("ba", "objective", "jacobian", "n=49,m=7776,p=31843", {
+        "n": 49, "m": 7776, "p": 31843,
+        "cam": [0.1, -0.2, 0.05, 0.3, 0.1, -5.0, 500.0, 0.02, -0.01, 1e-3, 1e-5],
+        "x": [0.2, -0.1, 3.0], "w": 0.8, "feat": [1.5, -2.0]}))
+    return out
+
+
+def gradbench_ratios(min_seconds=1.0):
+    """Rows (eval, workload, primal median, derivative median, ratio) from the tool's timings."""
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "wengert-gradbench"], cwd=ROOT, check=True)
+    tool = target_dir() / "release" / "gradbench-tool"
+    rows = []
+    for ev, primal, deriv, desc, inp in gradbench_inputs():
+        inp = dict(inp, min_runs=5, min_seconds=min_seconds)
+        lines = [json.dumps({"id": 0, "kind": "define", "module": ev})]
+        for i, fn in enumerate((primal, deriv)):
+            lines.append(json.dumps({"id": i + 1, "kind": "evaluate", "module": ev, "function": fn,
+                                     "input": inp, "description": desc}))
+        print(f"gradbench {ev} {desc}", file=sys.stderr)
+        res = subprocess.run([str(tool)], input="\n".join(lines) + "\n", capture_output=True,
+                             text=True, check=True)
+        resp = [json.loads(l) for l in res.stdout.splitlines()]
+        med = []
+        for r in resp[1:]:
+            if not r.get("success"):
+                sys.exit(f"{ev} {desc}: {r.get('error')}")
+            t = sorted(x["nanoseconds"] for x in r["timings"] if x["name"] == "evaluate")
+            med.append(t[len(t) // 2])
+        rows.append((ev, desc, med[0], med[1], med[1] / med[0]))
+    return rows
+
+
+def gradbench_section(rows):
+    lines = ["## GradBench objectives, timed by the tool", "",
+             "`gradbench-tool` on inputs of GradBench's shapes (`benches/results.py` makes them),",
+             "at least five runs and one second each; medians of its own `evaluate` timings.", "",
+             "| eval | workload | primal | derivative | derivative ÷ primal |", "|---|---|---:|---:|---:|"]
+    for ev, desc, p, d, r in rows:
+        lines.append(f"| {ev} | {desc} | {fmt(p)} | {fmt(d)} | {r:.1f} |")
+    return lines + [""]
+
+
 def headlines(groups):
     rows = ["| comparison | ours | other | ratio |", "|---|---:|---:|---:|"]
     for g, ours, other, what in HEADLINES:
@@ -168,6 +238,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-run", action="store_true")
     ap.add_argument("--benches", default=",".join(BENCHES))
+    ap.add_argument("--no-gradbench", action="store_true", help="leave out the tool's timings")
     a = ap.parse_args()
     benches = [b for b in a.benches.split(",") if b]
     command = f"benches/results.py --benches {','.join(benches)}"
@@ -176,7 +247,8 @@ def main():
     groups = estimates()
     if not groups:
         sys.exit("no criterion estimates under target/criterion: run without --no-run")
-    (ROOT / "benches" / "RESULTS.md").write_text(page(groups, command) + "\n")
+    tool = None if a.no_gradbench else gradbench_ratios()
+    (ROOT / "benches" / "RESULTS.md").write_text(page(groups, command, tool) + "\n")
     readme = ROOT / "README.md"
     text = readme.read_text()
     block = f"<!-- results:begin -->\n{headlines(groups)}\n<!-- results:end -->"
