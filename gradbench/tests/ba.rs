@@ -2,8 +2,10 @@
 //! (ADBench's, with its branch at rotation zero), its central finite differences, the weight
 //! error's derivative −2w, and the suite's layout of the deduplicated sparse Jacobian.
 
+mod common;
+
+use common::{central_difference, close, evaluate, failure, floats, integers, keys, respond, runs};
 use serde_json::{Value, json};
-use wengert_gradbench::Tool;
 
 /// A camera near the identity looking down +z: rotation, centre, focal length, principal
 /// point, radial distortion.
@@ -56,61 +58,11 @@ fn residuals(v: &[f64]) -> [f64; 2] {
 
 /// The 2×15 Jacobian of [`residuals`] by central differences, row by row.
 fn finite_differences(v: &[f64]) -> Vec<f64> {
-    let mut rows = vec![0.0; 30];
-    for j in 0..15 {
-        let h = 1e-6 * v[j].abs().max(1.0);
-        let (mut up, mut down) = (v.to_vec(), v.to_vec());
-        up[j] += h;
-        down[j] -= h;
-        let (a, b) = (residuals(&up), residuals(&down));
-        for r in 0..2 {
-            rows[15 * r + j] = (a[r] - b[r]) / (2.0 * h);
-        }
-    }
-    rows
-}
-
-fn evaluate(function: &str, input: Value) -> Value {
-    let line = json!({"id": 3, "kind": "evaluate", "module": "ba", "function": function,
-                      "input": input});
-    let mut tool: Tool = Default::default();
-    let response = tool.respond(&line.to_string());
-    assert_eq!(response["id"], 3, "{response}");
-    response
-}
-
-fn success(function: &str, input: Value) -> Value {
-    let response = evaluate(function, input);
-    assert_eq!(response["success"], true, "{response}");
-    assert!(response.get("error").is_none(), "{response}");
-    let timings = response["timings"].as_array().expect("timings");
-    assert!(
-        timings.iter().any(|t| t["name"] == "evaluate"),
-        "{response}"
-    );
-    response["output"].clone()
-}
-
-fn close(a: f64, b: f64, tol: f64) -> bool {
-    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
-}
-
-/// The keys of an object, sorted.
-fn keys(v: &Value) -> Vec<String> {
-    let mut k: Vec<String> = v.as_object().expect("an object").keys().cloned().collect();
-    k.sort();
-    k
-}
-
-/// An array of JSON integers (not floats).
-fn integers(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .expect("an array")
-        .iter()
-        .map(|x| {
-            x.as_u64()
-                .unwrap_or_else(|| panic!("{x} is not an integer"))
-        })
+    let columns: Vec<Vec<f64>> = (0..15)
+        .map(|j| central_difference(residuals, v, j, 1e-6))
+        .collect();
+    (0..2)
+        .flat_map(|r| columns.iter().map(move |c| c[r]))
         .collect()
 }
 
@@ -122,19 +74,14 @@ fn observation(cam: &[f64]) -> Vec<f64> {
 /// Checks a Jacobian answer of n cameras, m points and p observations of camera `cam`.
 fn check_jacobian(out: &Value, n: usize, m: usize, p: usize, cam: &[f64]) {
     assert_eq!(keys(out), ["cols", "rows", "vals"]);
-    let (points, weights) = (11 * n as u64, 11 * n as u64 + 3 * m as u64);
-    let mut row: Vec<u64> = (0..11).collect();
+    let (points, weights) = (11 * n as i64, 11 * n as i64 + 3 * m as i64);
+    let mut row: Vec<i64> = (0..11).collect();
     row.extend([points, points + 1, points + 2, weights]);
     let mut cols = [row.clone(), row].concat();
-    cols.push(weights + p as u64 - 1);
+    cols.push(weights + p as i64 - 1);
     assert_eq!(integers(&out["cols"]), cols);
 
-    let vals: Vec<f64> = out["vals"]
-        .as_array()
-        .expect("vals")
-        .iter()
-        .map(|v| v.as_f64().expect("a number"))
-        .collect();
+    let vals = floats(&out["vals"]);
     assert_eq!(vals.len(), 31);
     let fd = finite_differences(&observation(cam));
     for (i, (&got, &want)) in vals.iter().zip(&fd).enumerate() {
@@ -147,17 +94,14 @@ fn check_jacobian(out: &Value, n: usize, m: usize, p: usize, cam: &[f64]) {
 
 #[test]
 fn objective_matches_an_independent_projection() {
-    let out = success("objective", input(2, 3, 5, &CAM));
+    let out = evaluate("ba", "objective", &input(2, 3, 5, &CAM));
     assert_eq!(keys(&out), ["reproj_error", "w_err"]);
     assert_eq!(keys(&out["reproj_error"]), ["elements", "repeated"]);
     assert_eq!(keys(&out["w_err"]), ["element", "repeated"]);
     let want = residuals(&observation(&CAM));
-    let elements = out["reproj_error"]["elements"]
-        .as_array()
-        .expect("elements");
+    let elements = floats(&out["reproj_error"]["elements"]);
     assert_eq!(elements.len(), 2);
-    for (got, want) in elements.iter().zip(want) {
-        let got = got.as_f64().expect("a number");
+    for (got, want) in elements.into_iter().zip(want) {
         assert!(close(got, want, 1e-12), "{got} vs {want}");
     }
     assert_eq!(out["reproj_error"]["repeated"].as_u64(), Some(5));
@@ -168,9 +112,9 @@ fn objective_matches_an_independent_projection() {
 #[test]
 fn jacobian_has_the_suites_layout_and_values() {
     let (n, m, p) = (2, 3, 16);
-    let out = success("jacobian", input(n, m, p, &CAM));
-    let mut rows: Vec<u64> = (0..30).map(|i| 15 * i).collect();
-    rows.push(31 * p as u64);
+    let out = evaluate("ba", "jacobian", &input(n, m, p, &CAM));
+    let mut rows: Vec<i64> = (0..30).map(|i| 15 * i).collect();
+    rows.push(31 * p as i64);
     assert_eq!(integers(&out["rows"]), rows);
     check_jacobian(&out, n, m, p, &CAM);
 }
@@ -180,8 +124,8 @@ fn jacobian_of_few_observations_reaches_the_weight_rows() {
     // p = 5: the row pointer has 3p + 1 = 16 entries, the last five past the weight rows'
     // starts, and all of them are reported, then the last again.
     let (n, m, p) = (2, 3, 5);
-    let out = success("jacobian", input(n, m, p, &CAM));
-    let mut rows: Vec<u64> = (0..=10).map(|i| 15 * i).collect();
+    let out = evaluate("ba", "jacobian", &input(n, m, p, &CAM));
+    let mut rows: Vec<i64> = (0..=10).map(|i| 15 * i).collect();
     rows.extend(151..=155);
     rows.push(155);
     assert_eq!(integers(&out["rows"]), rows);
@@ -193,9 +137,9 @@ fn jacobian_at_rotation_zero() {
     let mut cam = CAM;
     cam[..3].fill(0.0);
     let (n, m, p) = (3, 2, 20);
-    let out = success("jacobian", input(n, m, p, &cam));
+    let out = evaluate("ba", "jacobian", &input(n, m, p, &cam));
     check_jacobian(&out, n, m, p, &cam);
-    let objective = success("objective", input(n, m, p, &cam));
+    let objective = evaluate("ba", "objective", &input(n, m, p, &cam));
     let want = residuals(&observation(&cam));
     for (r, want) in want.iter().enumerate() {
         let got = objective["reproj_error"]["elements"][r]
@@ -209,18 +153,10 @@ fn jacobian_at_rotation_zero() {
 fn several_runs_give_one_timing_each_and_the_same_answer() {
     let mut repeated = input(2, 3, 16, &CAM);
     repeated["min_runs"] = json!(3);
-    let response = evaluate("jacobian", repeated);
-    let evaluations = response["timings"]
-        .as_array()
-        .expect("timings")
-        .iter()
-        .filter(|t| t["name"] == "evaluate")
-        .count();
-    assert_eq!(evaluations, 3);
-    assert_eq!(
-        response["output"],
-        success("jacobian", input(2, 3, 16, &CAM))
-    );
+    let response = respond("ba", "jacobian", &repeated);
+    assert_eq!(runs(&response), 3, "{response}");
+    let once = evaluate("ba", "jacobian", &input(2, 3, 16, &CAM));
+    assert_eq!(response["output"], once);
 }
 
 #[test]
@@ -239,17 +175,13 @@ fn malformed_input_is_an_error_naming_the_field() {
         (no_cameras, ["`n`", "n = 0"]),
     ] {
         for function in ["objective", "jacobian"] {
-            let response = evaluate(function, input.clone());
-            assert_eq!(response["success"], false, "{response}");
-            let error = response["error"].as_str().expect("an error");
+            let error = failure("ba", function, &input);
             for name in names {
                 assert!(error.contains(name), "{error:?} should name {name}");
             }
         }
     }
-    let response = evaluate("gradient", input(2, 3, 5, &CAM));
-    assert_eq!(response["success"], false);
-    let error = response["error"].as_str().expect("an error");
+    let error = failure("ba", "gradient", &input(2, 3, 5, &CAM));
     assert!(
         error.contains("gradient") && error.contains("objective, jacobian"),
         "{error}"

@@ -2,44 +2,13 @@
 //! precision factor built as a full matrix, ln Γ of half-integers summed exactly), its central
 //! finite differences, and the prior's gradient in closed form.
 
+mod common;
+
+use common::{
+    Rng, central_difference, close, evaluate, failure, floats, keys, respond, rows, runs,
+};
 use serde_json::{Value, json};
 use std::f64::consts::PI;
-use wengert_gradbench::Tool;
-
-/// A deterministic generator: a 64-bit linear congruential step, its top 53 bits as a uniform.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// A standard normal, by Box and Muller.
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (1.0 - self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * PI * v).cos()
-    }
-
-    fn rows(&mut self, rows: usize, cols: usize, normal: bool) -> Vec<Vec<f64>> {
-        (0..rows)
-            .map(|_| {
-                (0..cols)
-                    .map(|_| {
-                        if normal {
-                            self.normal()
-                        } else {
-                            self.uniform()
-                        }
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-}
 
 /// A problem: sizes, the prior, the data and the parameters, as the eval sends them.
 #[derive(Clone)]
@@ -65,11 +34,11 @@ impl Problem {
             k,
             m,
             gamma,
-            x: rng.rows(n, d, true),
-            alpha: (0..k).map(|_| rng.normal()).collect(),
-            mu: rng.rows(k, d, false),
-            q: rng.rows(k, d, true),
-            l: rng.rows(k, tri, true),
+            x: rng.rows(n, d, Rng::normal),
+            alpha: rng.vector(k, Rng::normal),
+            mu: rng.rows(k, d, Rng::uniform),
+            q: rng.rows(k, d, Rng::normal),
+            l: rng.rows(k, tri, Rng::normal),
         }
     }
 
@@ -179,53 +148,16 @@ fn ln_gamma_half_integer(t: u64) -> f64 {
     sum
 }
 
-fn evaluate(function: &str, input: Value) -> Value {
-    let line = json!({"id": 7, "kind": "evaluate", "module": "gmm", "function": function,
-                      "input": input});
-    let mut tool: Tool = Default::default();
-    let response = tool.respond(&line.to_string());
-    assert_eq!(response["id"], 7, "{response}");
-    response
-}
-
-fn success(function: &str, input: Value) -> Value {
-    let response = evaluate(function, input);
-    assert_eq!(response["success"], true, "{response}");
-    assert!(response.get("error").is_none(), "{response}");
-    let timings = response["timings"].as_array().expect("timings");
-    assert!(
-        timings.iter().any(|t| t["name"] == "evaluate"),
-        "{response}"
-    );
-    response["output"].clone()
-}
-
-fn close(a: f64, b: f64, tol: f64) -> bool {
-    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .expect("an array")
-        .iter()
-        .map(|x| x.as_f64().expect("a number"))
-        .collect()
-}
-
 /// The gradient object flattened (α, μ, q, l), its keys and shapes checked.
 fn flat_gradient(g: &Value, p: &Problem) -> Vec<f64> {
-    let keys: Vec<&String> = g.as_object().expect("an object").keys().collect();
-    let mut keys: Vec<&str> = keys.iter().map(|s| s.as_str()).collect();
-    keys.sort();
-    assert_eq!(keys, ["alpha", "l", "mu", "q"]);
+    assert_eq!(keys(g), ["alpha", "l", "mu", "q"]);
     let tri = p.d * (p.d - 1) / 2;
-    let mut flat = numbers(&g["alpha"]);
+    let mut flat = floats(&g["alpha"]);
     assert_eq!(flat.len(), p.k);
     for (name, cols) in [("mu", p.d), ("q", p.d), ("l", tri)] {
-        let rows = g[name].as_array().expect("rows");
+        let rows = rows(&g[name]);
         assert_eq!(rows.len(), p.k, "{name}");
         for row in rows {
-            let row = numbers(row);
             assert_eq!(row.len(), cols, "{name}");
             flat.extend(row);
         }
@@ -233,10 +165,20 @@ fn flat_gradient(g: &Value, p: &Problem) -> Vec<f64> {
     flat
 }
 
+/// Checks a flattened gradient against central differences of [`Problem::objective`].
+fn check_gradient(g: &[f64], p: &Problem) {
+    let v = p.flat();
+    assert_eq!(g.len(), v.len());
+    for (i, &gi) in g.iter().enumerate() {
+        let fd = central_difference(|v| [p.with(v).objective()], &v, i, 1e-6)[0];
+        assert!(close(gi, fd, 1e-6), "entry {i}: {gi} vs {fd}");
+    }
+}
+
 #[test]
 fn objective_matches_an_independent_computation() {
     let p = Problem::new(3, 2, 5, 1, 1.0, 1);
-    let out = success("objective", p.input());
+    let out = evaluate("gmm", "objective", &p.input());
     let value = out.as_f64().expect("a number");
     let expected = p.objective();
     assert!(close(value, expected, 1e-12), "{value} vs {expected}");
@@ -245,18 +187,10 @@ fn objective_matches_an_independent_computation() {
 #[test]
 fn jacobian_matches_central_differences() {
     let p = Problem::new(3, 2, 5, 1, 1.0, 2);
-    let out = success("jacobian", p.input());
+    let out = evaluate("gmm", "jacobian", &p.input());
     let g = flat_gradient(&out, &p);
-    let v = p.flat();
     assert_eq!(g.len(), 2 + 6 + 6 + 6);
-    for i in 0..v.len() {
-        let h = 1e-6 * v[i].abs().max(1.0);
-        let (mut up, mut down) = (v.clone(), v.clone());
-        up[i] += h;
-        down[i] -= h;
-        let fd = (p.with(&up).objective() - p.with(&down).objective()) / (2.0 * h);
-        assert!(close(g[i], fd, 1e-6), "entry {i}: {} vs {fd}", g[i]);
-    }
+    check_gradient(&g, &p);
 }
 
 #[test]
@@ -265,18 +199,20 @@ fn the_prior_alone_has_its_closed_form() {
     // ∂/∂q = m − γ² exp(2q), ∂/∂l = −γ² l, nothing for α and μ.
     let mut p = Problem::new(3, 2, 0, 2, 1.5, 3);
     p.x.clear();
-    let value = success("objective", p.input()).as_f64().expect("a number");
+    let value = evaluate("gmm", "objective", &p.input())
+        .as_f64()
+        .expect("a number");
     assert!(close(value, p.prior(), 1e-13), "{value} vs {}", p.prior());
-    let g = success("jacobian", p.input());
+    let g = evaluate("gmm", "jacobian", &p.input());
     let g2 = p.gamma * p.gamma;
-    assert_eq!(numbers(&g["alpha"]), [0.0, 0.0]);
+    assert_eq!(floats(&g["alpha"]), [0.0, 0.0]);
     for c in 0..p.k {
-        assert!(numbers(&g["mu"][c]).iter().all(|&v| v == 0.0));
-        for (j, &gq) in numbers(&g["q"][c]).iter().enumerate() {
+        assert!(floats(&g["mu"][c]).iter().all(|&v| v == 0.0));
+        for (j, &gq) in floats(&g["q"][c]).iter().enumerate() {
             let want = p.m as f64 - g2 * (2.0 * p.q[c][j]).exp();
             assert!(close(gq, want, 1e-13), "q[{c}][{j}]: {gq} vs {want}");
         }
-        for (j, &gl) in numbers(&g["l"][c]).iter().enumerate() {
+        for (j, &gl) in floats(&g["l"][c]).iter().enumerate() {
             let want = -g2 * p.l[c][j];
             assert!(close(gl, want, 1e-13), "l[{c}][{j}]: {gl} vs {want}");
         }
@@ -288,41 +224,29 @@ fn the_triangle_is_read_column_by_column() {
     // From d = 4 on, the column-by-column order of the strict lower triangle differs from the
     // row-by-row one ((2, 1) comes after (3, 0)).
     let p = Problem::new(5, 3, 7, 2, 0.8, 7);
-    let value = success("objective", p.input()).as_f64().expect("a number");
+    let value = evaluate("gmm", "objective", &p.input())
+        .as_f64()
+        .expect("a number");
     assert!(
         close(value, p.objective(), 1e-12),
         "{value} vs {}",
         p.objective()
     );
-    let g = flat_gradient(&success("jacobian", p.input()), &p);
-    let v = p.flat();
-    for i in 0..v.len() {
-        let h = 1e-6 * v[i].abs().max(1.0);
-        let (mut up, mut down) = (v.clone(), v.clone());
-        up[i] += h;
-        down[i] -= h;
-        let fd = (p.with(&up).objective() - p.with(&down).objective()) / (2.0 * h);
-        assert!(close(g[i], fd, 1e-6), "entry {i}: {} vs {fd}", g[i]);
-    }
+    let g = flat_gradient(&evaluate("gmm", "jacobian", &p.input()), &p);
+    check_gradient(&g, &p);
 }
 
 #[test]
 fn one_dimension_has_empty_triangles() {
     let p = Problem::new(1, 3, 4, 0, 1.0, 4);
     assert_eq!(p.input()["l"], json!([[], [], []]));
-    let out = success("jacobian", p.input());
+    let out = evaluate("gmm", "jacobian", &p.input());
     assert_eq!(out["l"], json!([[], [], []]));
     let g = flat_gradient(&out, &p);
-    let v = p.flat();
-    for i in 0..v.len() {
-        let h = 1e-6 * v[i].abs().max(1.0);
-        let (mut up, mut down) = (v.clone(), v.clone());
-        up[i] += h;
-        down[i] -= h;
-        let fd = (p.with(&up).objective() - p.with(&down).objective()) / (2.0 * h);
-        assert!(close(g[i], fd, 1e-6), "entry {i}: {} vs {fd}", g[i]);
-    }
-    let value = success("objective", p.input()).as_f64().expect("a number");
+    check_gradient(&g, &p);
+    let value = evaluate("gmm", "objective", &p.input())
+        .as_f64()
+        .expect("a number");
     assert!(close(value, p.objective(), 1e-12));
 }
 
@@ -331,15 +255,9 @@ fn several_runs_give_one_timing_each_and_the_same_answer() {
     let p = Problem::new(3, 2, 5, 1, 1.0, 5);
     let mut input = p.input();
     input["min_runs"] = json!(3);
-    let response = evaluate("jacobian", input);
-    let evaluations = response["timings"]
-        .as_array()
-        .expect("timings")
-        .iter()
-        .filter(|t| t["name"] == "evaluate")
-        .count();
-    assert_eq!(evaluations, 3);
-    assert_eq!(response["output"], success("jacobian", p.input()));
+    let response = respond("gmm", "jacobian", &input);
+    assert_eq!(runs(&response), 3, "{response}");
+    assert_eq!(response["output"], evaluate("gmm", "jacobian", &p.input()));
 }
 
 #[test]
@@ -360,17 +278,13 @@ fn malformed_input_is_an_error_naming_the_field() {
         (wrong_rows, ["`x`", "6×3"]),
     ] {
         for function in ["objective", "jacobian"] {
-            let response = evaluate(function, input.clone());
-            assert_eq!(response["success"], false, "{response}");
-            let error = response["error"].as_str().expect("an error");
+            let error = failure("gmm", function, &input);
             for name in names {
                 assert!(error.contains(name), "{error:?} should name {name}");
             }
         }
     }
-    let response = evaluate("hessian", p.input());
-    assert_eq!(response["success"], false);
-    let error = response["error"].as_str().expect("an error");
+    let error = failure("gmm", "hessian", &p.input());
     assert!(
         error.contains("hessian") && error.contains("objective, jacobian"),
         "{error}"

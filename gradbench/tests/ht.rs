@@ -5,27 +5,14 @@
 //! differences of that transcription, the shapes of both answers, the sparsity that the
 //! complicated case's plan relies on, and malformed inputs.
 
+mod common;
+
+use common::{
+    Rng, assert_close, central_difference, failure, floats, integers, near, output, respond, rows,
+    runs,
+};
 use serde_json::{Value, json};
-use wengert_gradbench::Tool;
 use wengert_gradbench::evals::ht::Hand;
-
-/// A deterministic generator of numbers in [0, 1) (a 64-bit linear congruential one).
-struct Numbers(u64);
-
-impl Numbers {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// A number in [a, b).
-    fn within(&mut self, a: f64, b: f64) -> f64 {
-        a + (b - a) * self.next()
-    }
-}
 
 type M = Vec<Vec<f64>>;
 
@@ -94,33 +81,11 @@ fn euler(xzy: [f64; 3]) -> M {
     mul(&mul(&rz, &ry), &rx)
 }
 
-fn matrix(v: &Value) -> M {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .collect()
-        })
-        .collect()
-}
-
-fn ints(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_i64().unwrap())
-        .collect()
-}
-
 /// ADBench's residuals, transcribed from its C++ (`objective` of `ht.hpp`) with the model
 /// read from `input`; `us` empty in the simple case.
 fn reference(input: &Value, theta: &[f64], us: &[f64]) -> Vec<f64> {
     let model = &input["data"]["model"];
-    let parents = ints(&model["parents"]);
+    let parents = integers(&model["parents"]);
     let bones = parents.len();
     // to_pose_params: 3 × (bones + 3), columns global rotation, scale, translation, bones.
     let mut pose = vec![[0.0; 3]; bones + 3];
@@ -153,17 +118,17 @@ fn reference(input: &Value, theta: &[f64], us: &[f64]) -> Vec<f64> {
         for i in 0..3 {
             tr[i][..3].copy_from_slice(&r[i]);
         }
-        let relative = mul(&matrix(&model["base_relatives"][b]), &tr);
+        let relative = mul(&rows(&model["base_relatives"][b]), &tr);
         let absolute = match parents[b] {
             -1 => relative,
             p => mul(&absolutes[p as usize], &relative),
         };
-        transforms.push(mul(&absolute, &matrix(&model["inverse_base_absolutes"][b])));
+        transforms.push(mul(&absolute, &rows(&model["inverse_base_absolutes"][b])));
         absolutes.push(absolute);
     }
     // get_skinned_vertex_positions: every vertex, every bone.
-    let base = matrix(&model["base_positions"]);
-    let weights = matrix(&model["weights"]);
+    let base = rows(&model["base_positions"]);
+    let weights = rows(&model["weights"]);
     let mut positions = vec![[0.0; 3]; base.len()];
     for (b, t) in transforms.iter().enumerate() {
         for (v, p) in positions.iter_mut().enumerate() {
@@ -185,9 +150,9 @@ fn reference(input: &Value, theta: &[f64], us: &[f64]) -> Vec<f64> {
             p[i] = (0..3).map(|k| r[i][k] * pose[1][k] * q[k]).sum::<f64>() + pose[2][i];
         }
     }
-    let points = matrix(&input["data"]["points"]);
-    let correspondences = ints(&input["data"]["correspondences"]);
-    let triangles = matrix(&model["triangles"]);
+    let points = rows(&input["data"]["points"]);
+    let correspondences = integers(&input["data"]["correspondences"]);
+    let triangles = rows(&model["triangles"]);
     let mut err = Vec::new();
     for (i, point) in points.iter().enumerate() {
         let c = correspondences[i] as usize;
@@ -208,7 +173,7 @@ fn reference(input: &Value, theta: &[f64], us: &[f64]) -> Vec<f64> {
 }
 
 /// A rigid transform (rotation by a random small axis-angle, a random translation) as 4×4.
-fn rigid(r: &mut Numbers) -> M {
+fn rigid(r: &mut Rng) -> M {
     let w: Vec<f64> = (0..3).map(|_| r.within(-0.6, 0.6)).collect();
     let rot = angle_axis(&w);
     let mut m = identity(4);
@@ -250,7 +215,7 @@ fn hand_parents() -> Vec<i64> {
 /// An input: a model with these parents, 10 vertices, 6 triangles and 6 points; `us` in
 /// the complicated case.
 fn input(parents: &[i64], complicated: bool, mirrored: bool) -> Value {
-    let mut r = Numbers(0xbada55 + parents.len() as u64);
+    let mut r = Rng(0xbada55 + parents.len() as u64);
     let bones = parents.len();
     let (vertices, points) = (10, 6);
     let mut relatives: Vec<M> = Vec::new();
@@ -286,7 +251,7 @@ fn input(parents: &[i64], complicated: bool, mirrored: bool) -> Value {
             };
             w[main] = 0.6;
             for _ in 0..2 {
-                w[(r.next() * bones as f64) as usize] += 0.2;
+                w[(r.uniform() * bones as f64) as usize] += 0.2;
             }
             w
         })
@@ -327,62 +292,21 @@ fn input(parents: &[i64], complicated: bool, mirrored: bool) -> Value {
     })
 }
 
-/// Starts a session, defines `ht`, evaluates `function` on `input`, answers the analysis;
-/// returns the evaluate response.
-fn evaluate(function: &str, input: &Value) -> Value {
-    let mut tool = Tool;
-    let start = tool.respond(r#"{"id": 0, "kind": "start", "eval": "ht"}"#);
-    assert_eq!(start, json!({"id": 0, "tool": "wengert"}));
-    let define = tool.respond(r#"{"id": 1, "kind": "define", "module": "ht"}"#);
-    assert_eq!(define, json!({"id": 1, "success": true}));
-    let message = json!({
-        "id": 2, "kind": "evaluate", "module": "ht", "function": function, "input": input,
-        "description": "synthetic",
-    });
-    let response = tool.respond(&message.to_string());
-    assert_eq!(response["id"], 2);
-    let analysis = tool.respond(r#"{"id": 3, "kind": "analysis", "of": 2, "valid": true}"#);
-    assert_eq!(analysis, json!({"id": 3}));
-    response
-}
-
-/// A successful response's output, after checking its timings (one `evaluate` per run).
-fn output(response: &Value) -> &Value {
-    assert_eq!(response["success"], true, "{response}");
-    assert!(response.get("error").is_none());
-    let timings = response["timings"].as_array().unwrap();
-    let evaluates = timings.iter().filter(|t| t["name"] == "evaluate").count();
-    assert_eq!(evaluates, 2, "{response}");
-    &response["output"]
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .expect("an array")
-        .iter()
-        .map(|x| x.as_f64().expect("a number"))
-        .collect()
-}
-
 /// theta and the flat `us` of an input.
 fn parameters(input: &Value) -> (Vec<f64>, Vec<f64>) {
-    let us = matrix(&input["us"]).concat();
-    (numbers(&input["theta"]), us)
+    let us = rows(&input["us"]).concat();
+    (floats(&input["theta"]), us)
 }
 
 fn check_objective(parents: &[i64], complicated: bool, mirrored: bool) {
     let input = input(parents, complicated, mirrored);
-    let residuals = numbers(output(&evaluate("objective", &input)));
+    let response = respond("ht", "objective", &input);
+    let residuals = floats(output(&response));
+    assert_eq!(runs(&response), 2, "{response}");
     let (theta, us) = parameters(&input);
     let expected = reference(&input, &theta, &us);
-    assert_eq!(residuals.len(), 18);
     assert_eq!(expected.len(), 18);
-    for (k, (a, e)) in residuals.iter().zip(&expected).enumerate() {
-        assert!(
-            (a - e).abs() <= 1e-12 * e.abs().max(1.0),
-            "residual {k}: {a} against {e}"
-        );
-    }
+    assert_close(&residuals, &expected, 1e-12, "residual");
 }
 
 #[test]
@@ -399,43 +323,25 @@ fn complicated_objective_matches_a_transcription_of_the_reference() {
     check_objective(&hand_parents(), true, true);
 }
 
-/// The central difference of the reference residuals along one parameter.
+/// The central difference of the reference residuals along one parameter: `theta[k]`, or
+/// `us[k]` when `along` is `(true, k)`.
 fn difference(input: &Value, theta: &[f64], us: &[f64], along: (bool, usize)) -> Vec<f64> {
     let (is_u, k) = along;
-    let (mut up, mut down) = ((theta.to_vec(), us.to_vec()), (theta.to_vec(), us.to_vec()));
-    let value = if is_u { us[k] } else { theta[k] };
-    let h = 1e-5 * value.abs().max(1.0);
-    if is_u {
-        up.1[k] += h;
-        down.1[k] -= h;
-    } else {
-        up.0[k] += h;
-        down.0[k] -= h;
-    }
-    let (fu, fd) = (
-        reference(input, &up.0, &up.1),
-        reference(input, &down.0, &down.1),
-    );
-    fu.iter()
-        .zip(&fd)
-        .map(|(a, b)| (a - b) / (2.0 * h))
-        .collect()
+    let x = [theta, us].concat();
+    let f = |x: &[f64]| reference(input, &x[..theta.len()], &x[theta.len()..]);
+    central_difference(f, &x, if is_u { theta.len() + k } else { k }, 1e-5)
 }
 
 /// Checks the Jacobian of `input` against central differences; returns it, row by row.
 fn check_jacobian(input: &Value, complicated: bool) -> Vec<Vec<f64>> {
-    let response = evaluate("jacobian", input);
-    let rows: Vec<Vec<f64>> = output(&response)
-        .as_array()
-        .expect("an array of rows")
-        .iter()
-        .map(numbers)
-        .collect();
+    let response = respond("ht", "jacobian", input);
+    let rows = rows(output(&response));
+    assert_eq!(runs(&response), 2, "{response}");
     let columns = if complicated { 28 } else { 26 };
     assert_eq!(rows.len(), 18);
     assert!(rows.iter().all(|r| r.len() == columns));
     let (theta, us) = parameters(input);
-    let close = |a: f64, e: f64| (a - e).abs() <= 1e-6 * e.abs().max(1e-2);
+    let close = |a: f64, e: f64| near(a, e, 1e-6, 1e-2);
     let first_theta = columns - 26;
     for c in 0..26 {
         let fd = difference(input, &theta, &us, (false, c));
@@ -539,18 +445,15 @@ fn a_missing_field_is_named() {
     let mut input = input(&[-1, 0, 1], true, false);
     let model = input["data"]["model"].as_object_mut().unwrap();
     model.remove("weights");
-    let response = evaluate("jacobian", &input);
-    assert_eq!(response["success"], false);
-    let error = response["error"].as_str().unwrap();
+    let error = failure("ht", "jacobian", &input);
     assert!(
         error.contains("`data.model` has no field `weights`"),
         "{error}"
     );
-    assert!(response.get("output").is_none());
 
     let mut input = self::input(&[-1, 0, 1], false, false);
     input.as_object_mut().unwrap().remove("theta");
-    let error = evaluate("objective", &input)["error"].to_string();
+    let error = failure("ht", "objective", &input);
     assert!(error.contains("no field `theta`"), "{error}");
 }
 
@@ -588,9 +491,7 @@ fn wrong_sizes_and_indices_are_named() {
     for (spoil, expected) in cases {
         let mut input = input(&[-1, 0, 1], true, false);
         spoil(&mut input);
-        let response = evaluate("jacobian", &input);
-        assert_eq!(response["success"], false, "{expected}");
-        let error = response["error"].as_str().unwrap();
+        let error = failure("ht", "jacobian", &input);
         assert!(error.contains(expected), "{error}");
     }
 }
