@@ -71,10 +71,18 @@ def target_dir():
     return pathlib.Path(meta["target_directory"])
 
 
+CHARTS = [("mode_asymmetry", "forward against reverse Jacobian time over n and m"),
+          ("second_order", "the four mode pairs of a Hessian over n")]
+
+
 def run(benches):
     crit = target_dir() / "criterion"
     if crit.exists():
         subprocess.run(["rm", "-rf", str(crit)], check=True)
+    for example, _ in CHARTS:
+        print(f"example {example} --results", file=sys.stderr)
+        subprocess.run(["cargo", "run", "--release", "-q", "-p", "examples", "--example", example,
+                        "--", "--results"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     for b in benches:
         cmd = ["cargo", "bench", "-p", "benches", "--features", "peers", "--bench", b, "--"]
         print(" ".join(cmd + RUN_ARGS), file=sys.stderr)
@@ -122,6 +130,8 @@ def page(groups, command, gradbench=None):
         f"- command: `{command}`",
         "",
     ]
+    lines += ["## Charts", ""] + [f"- [{what}]({name}.svg) (`cargo run --release --example {name} -- --results`)"
+                                  for name, what in CHARTS] + [""]
     lines += ab_section()
     if gradbench:
         lines += gradbench_section(gradbench)

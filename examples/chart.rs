@@ -23,20 +23,24 @@ pub const COLORS: [RGBColor; 6] = [
 ];
 
 /// Where an example writes its chart `name`: the path given as the first argument; with
-/// `--docs`, the tracked copy in `docs/` that the README shows; otherwise `target/`, so that a
-/// run does not change the repository.
+/// `--docs`, the tracked copy in `docs/` that the guide shows; with `--results`, the copy in
+/// `benches/` that the results page shows (a chart of measured times); otherwise `target/`, so
+/// that a run does not change the repository.
 ///
 /// ```
 /// let p = examples::chart::output_path("demo.svg", &[]);
 /// assert!(p.ends_with("target/demo.svg"));
 /// let d = examples::chart::output_path("demo.svg", &["--docs".into()]);
 /// assert!(d.ends_with("docs/demo.svg"));
+/// let r = examples::chart::output_path("demo.svg", &["--results".into()]);
+/// assert!(r.ends_with("benches/demo.svg"));
 /// ```
 pub fn output_path(name: &str, args: &[String]) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = manifest.parent().unwrap_or(manifest);
     match args.first().map(String::as_str) {
         Some("--docs") => root.join("docs").join(name),
+        Some("--results") => root.join("benches").join(name),
         Some(path) => PathBuf::from(path),
         None => root.join("target").join(name),
     }

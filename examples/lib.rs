@@ -12,10 +12,10 @@
 //! * `cargo run --release --example crossover`: the sweeps each mode runs, and the chart of the
 //!   mode the plan chooses over n and m, from the cost model (`-- --docs`: the guide's copy).
 //! * `cargo run --release --example mode_asymmetry`: forward against reverse Jacobian time over
-//!   n, m = 1…512, the crossover, and a chart in `target/` (`-- --docs`: the README's copy).
+//!   n, m = 1…512, the crossover, and a chart in `target/` (`-- --results`: the results page's copy).
 //! * `cargo run --release --example second_order`: a second derivative traced node by node in
 //!   forward over reverse, then the Hessian of a dense function timed in the four mode pairs,
-//!   with a chart in `target/` (`-- --docs`: the README's copy).
+//!   with a chart in `target/` (`-- --results`: the results page's copy).
 //! * `cargo run --release --example replay`: a recording evaluated again at new points, the
 //!   branch guards that refuse a flipped branch, and a long loop's gradient by checkpointing.
 //! * `cargo run --release --example sparse`: sparse Jacobians and Hessians by detection and

@@ -5,11 +5,11 @@
 //! forward sweeps or one recording plus ⌈m/8⌉ reverse sweeps. This program measures both on the
 //! dense tanh layer f(x) = tanh(A·sin x), A an m×n matrix, for n and m = 1, 2, 4, …, 512 (both
 //! modes forced, one thread), prints the ratio forward time / reverse time and where it crosses
-//! 1, and draws the chart `target/mode_asymmetry.svg`: `-- --docs` writes the README's copy
-//! `docs/mode_asymmetry.svg` instead, `-- path/to/chart.svg` any other path. Its test runs one
+//! 1, and draws the chart `target/mode_asymmetry.svg`: `-- --results` writes the results
+//! page's copy `benches/mode_asymmetry.svg` instead, `-- path/to/chart.svg` any other path. Its test runs one
 //! pass over n, m ≤ 16 and draws the chart in the temporary directory.
 //!
-//! Run: `cargo run --release --example mode_asymmetry [-- --docs | path/to/chart.svg]`
+//! Run: `cargo run --release --example mode_asymmetry [-- --results | path/to/chart.svg]`
 
 use examples::chart::{self, COLORS, log2_axis};
 use jacobian::{CostReport, Direction, cost_report_with_runs, estimate};

@@ -7,10 +7,11 @@
 //! Then the four mode pairs are timed on the Hessian of a dense function (every entry of the
 //! Hessian non-zero, O(n) operations), `f(x) = ln Σ exp(xᵢ) + Σ sin(xᵢ)·x₍ᵢ₊₁₎`, for n = 1, 2,
 //! 4, …, 512 (one thread), printed as a table with the pair `hessian` chooses, and drawn as the
-//! chart `target/second_order.svg` (`-- --docs`: the README's copy `docs/second_order.svg`). Its
-//! test times n ≤ 8 and draws the chart in the temporary directory.
+//! chart `target/second_order.svg` (`-- --results`: the results page's copy
+//! `benches/second_order.svg`). Its test times n ≤ 8 and draws the chart in the temporary
+//! directory.
 //!
-//! Run: `cargo run --release --example second_order [-- --docs | path/to/chart.svg]`
+//! Run: `cargo run --release --example second_order [-- --results | path/to/chart.svg]`
 
 use examples::chart::{self, log2_axis};
 use forward::Dual;
