@@ -115,7 +115,10 @@ def natural(s):
 
 def page(groups, command, gradbench=None):
     head = sh("git", "rev-parse", "--short=12", "HEAD")
-    dirty = " (with uncommitted changes)" if sh("git", "status", "--porcelain", "--untracked-files=no") else ""
+    # The files this script writes do not count as changes to what was measured.
+    changed = [l[3:] for l in sh("git", "status", "--porcelain", "--untracked-files=no").splitlines()]
+    outputs = {"README.md", "benches/RESULTS.md"} | {f"benches/{n}.svg" for n, _ in CHARTS}
+    dirty = " (with uncommitted changes)" if set(changed) - outputs else ""
     lines = [
         "# Results",
         "",
