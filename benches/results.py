@@ -116,7 +116,9 @@ def natural(s):
 def page(groups, command, gradbench=None):
     head = sh("git", "rev-parse", "--short=12", "HEAD")
     # The files this script writes do not count as changes to what was measured.
-    changed = [l[3:] for l in sh("git", "status", "--porcelain", "--untracked-files=no").splitlines()]
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                            capture_output=True, text=True).stdout
+    changed = [l[3:] for l in status.splitlines() if l.strip()]
     outputs = {"README.md", "benches/RESULTS.md"} | {f"benches/{n}.svg" for n, _ in CHARTS}
     dirty = " (with uncommitted changes)" if set(changed) - outputs else ""
     lines = [
