@@ -91,8 +91,3 @@ pub mod prelude {
     pub use reverse::{Tape, Var};
     pub use shared_ops::prelude::*;
 }
-
-/// The README's code blocks, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;
