@@ -22,20 +22,12 @@
 
 pub mod evals;
 pub mod json;
+pub mod run;
+
+pub use run::{Prepare, Run};
 
 use serde_json::{Value, json};
 use std::time::Instant;
-
-/// What an eval prepares for one `evaluate` message: a computation to run again and again.
-pub trait Run {
-    /// Computes the answer afresh (timed as one `evaluate`).
-    fn run(&mut self) -> Result<(), String>;
-    /// The answer of the last run, in the shape the eval checks.
-    fn output(&self) -> Value;
-}
-
-/// Prepares `function` of an eval on `input`: an error names the problem.
-pub type Prepare = fn(function: &str, input: &Value) -> Result<Box<dyn Run>, String>;
 
 /// The evals this tool defines, with their preparers.
 pub const EVALS: [(&str, Prepare); 12] = [
@@ -165,12 +157,4 @@ fn runs(input: &Value) -> Result<(u64, f64), String> {
 
 fn timing(name: &str, nanoseconds: u128) -> Value {
     json!({"name": name, "nanoseconds": nanoseconds as u64})
-}
-
-/// The error for a function an eval does not have.
-pub(crate) fn unknown(module: &str, function: &str, known: &[&str]) -> String {
-    format!(
-        "the module `{module}` has no function `{function}` (it has {})",
-        known.join(", ")
-    )
 }

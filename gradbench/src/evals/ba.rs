@@ -50,7 +50,7 @@ const LIMIT: usize = 1 << 31;
 /// (`{rows, cols, vals}`).
 pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     if !FUNCTIONS.contains(&function) {
-        return Err(crate::unknown("ba", function, &FUNCTIONS));
+        return Err(crate::run::unknown("ba", function, &FUNCTIONS));
     }
     let (f, params) = read(input)?;
     if function == "objective" {

@@ -50,6 +50,10 @@ pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     match function {
         "primal" => Ok(Primal::boxed(f, a, scalar)),
         "gradient" => Gradient::boxed(f, a, json::array),
-        _ => Err(crate::unknown("det", function, &["primal", "gradient"])),
+        _ => Err(crate::run::unknown(
+            "det",
+            function,
+            &["primal", "gradient"],
+        )),
     }
 }

@@ -33,7 +33,7 @@ const FUNCTIONS: [&str; 2] = ["objective", "jacobian"];
 /// Prepares a function of `gmm`: `objective` (a number) or `jacobian` (`{alpha, mu, q, l}`).
 pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     if !FUNCTIONS.contains(&function) {
-        return Err(crate::unknown("gmm", function, &FUNCTIONS));
+        return Err(crate::run::unknown("gmm", function, &FUNCTIONS));
     }
     let (f, params) = read(input)?;
     if function == "objective" {

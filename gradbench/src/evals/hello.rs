@@ -12,7 +12,13 @@ pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     let f: fn(f64) -> f64 = match function {
         "square" => |x| x * x,
         "double" => |x| derivative(|x: Dual<f64>| x * x, x).1,
-        _ => return Err(crate::unknown("hello", function, &["square", "double"])),
+        _ => {
+            return Err(crate::run::unknown(
+                "hello",
+                function,
+                &["square", "double"],
+            ));
+        }
     };
     Ok(Box::new(Hello { f, x, y: 0.0 }))
 }

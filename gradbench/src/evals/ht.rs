@@ -40,7 +40,7 @@ pub const THETA: usize = 26;
 /// sweeps.
 pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     if !FUNCTIONS.contains(&function) {
-        return Err(crate::unknown("ht", function, &FUNCTIONS));
+        return Err(crate::run::unknown("ht", function, &FUNCTIONS));
     }
     let (hand, x) = Hand::read(input)?;
     match function {

@@ -62,6 +62,10 @@ pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     match function {
         "primal" => Ok(Primal::boxed(f, x, scalar)),
         "gradient" => Gradient::boxed(f, x, json::array),
-        _ => Err(crate::unknown("llsq", function, &["primal", "gradient"])),
+        _ => Err(crate::run::unknown(
+            "llsq",
+            function,
+            &["primal", "gradient"],
+        )),
     }
 }

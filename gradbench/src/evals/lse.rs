@@ -25,6 +25,10 @@ pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     match function {
         "primal" => Ok(Primal::boxed(Lse, x, scalar)),
         "gradient" => Gradient::boxed(Lse, x, json::array),
-        _ => Err(crate::unknown("lse", function, &["primal", "gradient"])),
+        _ => Err(crate::run::unknown(
+            "lse",
+            function,
+            &["primal", "gradient"],
+        )),
     }
 }

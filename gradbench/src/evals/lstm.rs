@@ -27,7 +27,7 @@ const FUNCTIONS: [&str; 2] = ["objective", "jacobian"];
 /// Prepares a function of `lstm`: the loss on `f64`, or its gradient by a prepared recording.
 pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     if !FUNCTIONS.contains(&function) {
-        return Err(crate::unknown("lstm", function, &FUNCTIONS));
+        return Err(crate::run::unknown("lstm", function, &FUNCTIONS));
     }
     let (loss, params) = Lstm::read(input)?;
     match function {

@@ -63,6 +63,10 @@ pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     match function {
         "primal" => Ok(Primal::boxed(Ode { s, last: false }, x, json::array)),
         "gradient" => Gradient::boxed(Ode { s, last: true }, x, json::array),
-        _ => Err(crate::unknown("ode", function, &["primal", "gradient"])),
+        _ => Err(crate::run::unknown(
+            "ode",
+            function,
+            &["primal", "gradient"],
+        )),
     }
 }

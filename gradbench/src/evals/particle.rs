@@ -9,7 +9,7 @@ use serde_json::Value;
 /// Prepares `ff`, `fr`, `rf` or `rr` of `{w}`.
 pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
     let pair = Pair::named(function)
-        .ok_or_else(|| crate::unknown("particle", function, &super::saddle::PAIRS))?;
+        .ok_or_else(|| crate::run::unknown("particle", function, &super::saddle::PAIRS))?;
     let w0 = json::number(input, "w")?;
     Ok(Box::new(Particle { pair, w0, w: 0.0 }))
 }

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 /// Prepares `ff`, `fr`, `rf` or `rr` of `{start}`.
 pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
-    let pair = Pair::named(function).ok_or_else(|| crate::unknown("saddle", function, &PAIRS))?;
+    let pair =
+        Pair::named(function).ok_or_else(|| crate::run::unknown("saddle", function, &PAIRS))?;
     let start = json::vector(input, "start")?;
     json::expect_len("start", start.len(), 2)?;
     Ok(Box::new(Saddle {
