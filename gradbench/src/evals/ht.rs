@@ -25,6 +25,7 @@
 //! fewer bones ignores the angles of the bones it lacks.
 
 use super::Primal;
+use super::pose::{Matrix4, euler, joint_angles, posed, product, rodrigues};
 use crate::{Run, json};
 use serde_json::Value;
 use wengert::sparse::{PreparedSparseJacobian, SparseJacobian, SparseOptions};
@@ -48,9 +49,6 @@ pub fn prepare(function: &str, input: &Value) -> Result<Box<dyn Run>, String> {
         _ => HandJacobian::boxed(hand, x),
     }
 }
-
-/// A 4×4 matrix of constants, row by row.
-type Matrix4 = [[f64; 4]; 4];
 
 /// A vertex the residuals read: its homogeneous base position, and the bones that move it with
 /// their (nonzero) weights, in bone order.
@@ -271,84 +269,6 @@ impl Function for Hand {
         let us = if self.complicated { 2 } else { 0 };
         Some((us * self.points() + THETA, 3 * self.points()))
     }
-}
-
-/// Each bone's Euler angles `(a₀, a₁, a₂)` from theta, as ADBench lays them out: five fingers
-/// of four bones from bone 2 on, the first three bones of a finger moving (the first about two
-/// axes, the others about one), the fourth and bones 0 and 1 still.
-fn joint_angles<T: Op>(theta: &[T], bones: usize) -> Vec<[T; 3]> {
-    let mut angles = vec![[T::zero(); 3]; bones];
-    let mut next = 6;
-    for finger in 0..5 {
-        for joint in 0..3 {
-            let bone = 2 + 4 * finger + joint;
-            let axes = if joint == 0 { 2 } else { 1 };
-            if let Some(a) = angles.get_mut(bone) {
-                a[..axes].copy_from_slice(&theta[next..next + axes]);
-            }
-            next += axes;
-        }
-    }
-    angles
-}
-
-/// The rotation of Euler angles `(a₀, a₁, a₂)`: `Rz(a₁)·Ry(a₂)·Rx(a₀)`.
-fn euler<T: Op>(a: [T; 3]) -> [[T; 3]; 3] {
-    let (sx, cx) = a[0].sin_cos();
-    let (sy, cy) = a[2].sin_cos();
-    let (sz, cz) = a[1].sin_cos();
-    [
-        [cz * cy, cz * sy * sx - sz * cx, sz * sx + cz * sy * cx],
-        [sz * cy, cz * cx + sz * sy * sx, sz * sy * cx - cz * sx],
-        [-sy, cy * sx, cy * cx],
-    ]
-}
-
-/// `base · [[r, 0], [0, 1]]`: a rest transform rotated by `r`.
-fn posed<T: Op>(base: &Matrix4, r: &[[T; 3]; 3]) -> [[T; 4]; 4] {
-    std::array::from_fn(|i| {
-        let b = &base[i];
-        let mut row = [T::constant(b[3]); 4];
-        for (j, entry) in row.iter_mut().take(3).enumerate() {
-            *entry = r[0][j] * b[0] + r[1][j] * b[1] + r[2][j] * b[2];
-        }
-        row
-    })
-}
-
-/// `a · b`.
-fn product<T: Op>(a: &[[T; 4]; 4], b: &[[T; 4]; 4]) -> [[T; 4]; 4] {
-    std::array::from_fn(|i| std::array::from_fn(|j| (0..4).map(|k| a[i][k] * b[k][j]).sum()))
-}
-
-/// The rotation of the axis-angle vector `w` (Rodrigues' formula); the identity when
-/// `‖w‖ < 10⁻⁴`, as ADBench has it.
-fn rodrigues<T: Op>(w: [T; 3]) -> [[T; 3]; 3] {
-    let norm = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt();
-    let (one, zero) = (T::one(), T::zero());
-    if norm < T::constant(1e-4) {
-        return [[one, zero, zero], [zero, one, zero], [zero, zero, one]];
-    }
-    let (x, y, z) = (w[0] / norm, w[1] / norm, w[2] / norm);
-    let (s, c) = norm.sin_cos();
-    let d = one - c;
-    [
-        [
-            x * x + (one - x * x) * c,
-            x * y * d - z * s,
-            x * z * d + y * s,
-        ],
-        [
-            x * y * d + z * s,
-            y * y + (one - y * y) * c,
-            y * z * d - x * s,
-        ],
-        [
-            x * z * d - y * s,
-            z * y * d + x * s,
-            z * z + (one - z * z) * c,
-        ],
-    ]
 }
 
 /// The Jacobian of the residuals by a prepared sparse Jacobian, written out as GradBench wants

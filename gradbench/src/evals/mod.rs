@@ -14,6 +14,7 @@ pub mod lstm;
 pub mod nested;
 pub mod ode;
 pub mod particle;
+mod pose;
 pub mod saddle;
 
 use crate::Run;

@@ -1,4 +1,4 @@
-//! What the integration tests share: sessions with the tool as GradBench runs them, readers of
+//! What the integration tests share: exchanges with the tool as GradBench runs them, readers of
 //! JSON arrays, closeness, central differences and a deterministic generator.
 
 #![allow(dead_code)]
@@ -8,7 +8,7 @@ use std::f64::consts::PI;
 use wengert_gradbench::Tool;
 
 /// The response to one `evaluate` of `module.function` on `input`, whatever it is, in a
-/// session as GradBench runs it: start, define, evaluate, analysis.
+/// exchange as GradBench runs it: start, define, evaluate, analysis.
 pub fn respond(module: &str, function: &str, input: &Value) -> Value {
     let mut tool = Tool;
     let start = tool.respond(&json!({"id": 0, "kind": "start", "eval": module}).to_string());
