@@ -93,6 +93,8 @@ macro_rules! cold_path {
 
 pub mod checkpoint;
 mod drivers;
+#[cfg(feature = "jit")]
+pub mod jit;
 pub mod replay;
 mod storage;
 mod sweep;

@@ -20,7 +20,9 @@ use std::time::Instant;
 pub enum Preparation {
     /// [`Reevaluate`](Preparation::Reevaluate) where the compiled program fits in
     /// [`Preparation::EXTRA_BYTES`] (estimated as [`Preparation::PROGRAM_FACTOR`] times one
-    /// recording), else [`Record`](Preparation::Record).
+    /// recording), else [`Record`](Preparation::Record); with feature `jit`,
+    /// [`Compile`](Preparation::Compile) instead of `Reevaluate` where a compiled call is
+    /// faster than an interpreted one (both timed while preparing).
     #[default]
     Auto,
     /// Record `f` once on a replayable tape, compile its program now, and re-evaluate it at
@@ -31,6 +33,13 @@ pub enum Preparation {
     /// faults). The memory of one recording, prepared in the time of one; what large
     /// recordings need, whose calls are bound by memory traffic either way.
     Record,
+    /// [`Reevaluate`](Preparation::Reevaluate), the recording compiled to machine code
+    /// ([`reverse::Recording::compile`], feature `jit`), and compiled again when a guard makes
+    /// a call record afresh. [`Auto`](Preparation::Auto) chooses it where the compiled calls
+    /// are faster, and the plan says after how many calls the compile time is repaid. Without
+    /// the feature, or where the recording cannot be compiled, it re-evaluates interpreted and
+    /// the plan says why.
+    Compile,
 }
 
 impl Preparation {
@@ -65,14 +74,16 @@ impl Preparation {
 /// }
 /// let p = PreparedGradient::new(Square, &[3.0])?;
 /// let plan = p.plan();
-/// assert_eq!(plan.strategy, Preparation::Reevaluate);
+/// // Re-evaluated: compiled (feature `jit`) if the compiled calls were faster.
+/// assert!(matches!(plan.strategy, Preparation::Reevaluate | Preparation::Compile));
 /// assert!(plan.kept_bytes >= plan.recording_bytes);
 /// println!("{plan}");
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct PreparedPlan {
-    /// [`Preparation::Reevaluate`] or [`Preparation::Record`] (never `Auto`).
+    /// [`Preparation::Reevaluate`], [`Preparation::Record`] or [`Preparation::Compile`]
+    /// (never `Auto`).
     pub strategy: Preparation,
     /// Bytes of one plain recording of `f` ([`reverse::TapeStats::bytes`]).
     pub recording_bytes: usize,
@@ -86,6 +97,16 @@ pub struct PreparedPlan {
     pub seconds: f64,
     /// Why this strategy.
     pub reason: String,
+    /// Bytes of machine code kept (0 if not compiled).
+    pub code_bytes: usize,
+    /// Seconds compiling took (0 if not compiled).
+    pub compile_seconds: f64,
+    /// Seconds of one call interpreted, as timed while preparing to compile (0 where not).
+    pub interpreted_call: f64,
+    /// Seconds of one compiled call, timed likewise.
+    pub compiled_call: f64,
+    /// The calls after which the compile time is repaid by the faster calls.
+    pub break_even_calls: Option<f64>,
 }
 
 impl fmt::Display for PreparedPlan {
@@ -94,7 +115,8 @@ impl fmt::Display for PreparedPlan {
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         let what = match self.strategy {
             Preparation::Record => "records f at each call in its own buffers",
-            _ => "re-evaluates its compiled recording at each call",
+            Preparation::Compile => "runs its recording compiled to machine code at each call",
+            _ => "re-evaluates its recording at each call",
         };
         write!(
             f,
@@ -107,7 +129,27 @@ impl fmt::Display for PreparedPlan {
             self.seconds,
             ratio(self.seconds, self.recording_seconds),
             self.recording_seconds,
-        )
+        )?;
+        if self.code_bytes > 0 {
+            write!(
+                f,
+                "; {:.1} KiB of machine code compiled in {:.1} ms",
+                self.code_bytes as f64 / 1024.0,
+                self.compile_seconds * 1e3
+            )?;
+        }
+        if self.compiled_call > 0.0 {
+            write!(
+                f,
+                "; a call {:.3} ms interpreted, {:.3} ms compiled",
+                self.interpreted_call * 1e3,
+                self.compiled_call * 1e3
+            )?;
+        }
+        match self.break_even_calls {
+            Some(n) => write!(f, "; compiling repaid after {} calls", n.ceil()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -201,6 +243,12 @@ impl<F: Function> PreparedGradient<F> {
             ),
             chosen => (chosen, "chosen by the caller".to_string()),
         };
+        let compile = preparation == Preparation::Compile
+            || (preparation == Preparation::Auto && strategy == Preparation::Reevaluate);
+        let strategy = match strategy {
+            Preparation::Compile => Preparation::Reevaluate, // until compiled below
+            s => s,
+        };
         let recorded = match strategy {
             Preparation::Record => {
                 // Calls record the same size again: the doubling's spare room is not needed.
@@ -223,6 +271,11 @@ impl<F: Function> PreparedGradient<F> {
                 kept_bytes: 0,
                 seconds: 0.0,
                 reason,
+                code_bytes: 0,
+                compile_seconds: 0.0,
+                interpreted_call: 0.0,
+                compiled_call: 0.0,
+                break_even_calls: None,
             },
             last: Replay::Recorded,
             rerecords: 0,
@@ -230,6 +283,9 @@ impl<F: Function> PreparedGradient<F> {
         // One call now builds what the calls re-use: the compiled program, the sweep's
         // schedule, the adjoints.
         p.gradient(x)?;
+        if compile {
+            p.compile(x, preparation == Preparation::Auto)?;
+        }
         p.last = Replay::Recorded;
         p.plan.kept_bytes = p.kept_bytes();
         p.plan.seconds = start.elapsed().as_secs_f64();
@@ -260,6 +316,9 @@ impl<F: Function> PreparedGradient<F> {
             let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
             self.rerecords += fresh;
             self.last = replay;
+            if fresh > 0 && self.plan.strategy == Preparation::Compile {
+                self.compile_recording();
+            }
         }
         let r = self.recorded.as_mut().expect("kept between calls");
         let y = r.ys[0];
@@ -268,6 +327,67 @@ impl<F: Function> PreparedGradient<F> {
             .rec
             .sweep_wrt_with(&[(y, 1.0)], &r.xs, &mut r.work.adjoints);
         Ok((r.rec.value(y), g))
+    }
+
+    /// Compiles the recording where the plan says so, timing calls before and after; with
+    /// `only_if_faster`, drops the code again if the compiled calls are not faster.
+    fn compile(&mut self, x: &[f64], only_if_faster: bool) -> Result<(), Error> {
+        let Some(code) = self.compile_recording() else {
+            return Ok(());
+        };
+        let interpreted = {
+            let r = self.recorded.as_mut().expect("kept between calls");
+            forget_code(r);
+            self.fastest_call(x)?
+        };
+        self.compile_recording();
+        let compiled = self.fastest_call(x)?;
+        let plan = &mut self.plan;
+        (plan.interpreted_call, plan.compiled_call) = (interpreted, compiled);
+        (plan.code_bytes, plan.compile_seconds) = (code.0, code.1);
+        if only_if_faster && compiled >= interpreted {
+            let r = self.recorded.as_mut().expect("kept between calls");
+            forget_code(r);
+            plan.code_bytes = 0;
+            plan.reason += "; compiled calls were not faster";
+            return Ok(());
+        }
+        plan.strategy = Preparation::Compile;
+        plan.break_even_calls =
+            (compiled < interpreted).then(|| plan.compile_seconds / (interpreted - compiled));
+        Ok(())
+    }
+
+    /// Compiles the current recording: its code's bytes and compile seconds, or `None` (the
+    /// plan says why) where it cannot be compiled.
+    fn compile_recording(&mut self) -> Option<(usize, f64)> {
+        #[cfg(feature = "jit")]
+        {
+            let r = self.recorded.as_mut().expect("kept between calls");
+            match r.rec.compile() {
+                Ok(code) => Some((code.bytes, code.time.as_secs_f64())),
+                Err(e) => {
+                    self.plan.reason += &format!("; not compiled: {e}");
+                    None
+                }
+            }
+        }
+        #[cfg(not(feature = "jit"))]
+        {
+            self.plan.reason += "; not compiled: the feature `jit` is off";
+            None
+        }
+    }
+
+    /// The fastest of three calls at `x`, in seconds.
+    fn fastest_call(&mut self, x: &[f64]) -> Result<f64, Error> {
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let t = Instant::now();
+            self.gradient(x)?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
     }
 
     /// What preparing did and cost.
@@ -314,4 +434,12 @@ impl<F: Function> PreparedGradient<F> {
             .as_ref()
             .map_or_else(TapeStats::default, |r| r.rec.stats())
     }
+}
+
+/// Drops the machine code of `r`'s recording, if it has any.
+fn forget_code(r: &mut Recorded) {
+    #[cfg(feature = "jit")]
+    r.rec.forget_code();
+    #[cfg(not(feature = "jit"))]
+    let _ = r;
 }

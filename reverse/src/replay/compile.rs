@@ -37,9 +37,9 @@ const WINDOW: usize = 4096;
 
 /// What evaluating a node takes: the common arithmetic with its form has a kernel of its own
 /// (the rule inlined); other rules go through their code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub(super) enum Kernel {
+pub(crate) enum Kernel {
     Input,
     Sum,
     Dot,
@@ -64,7 +64,7 @@ pub(super) enum Kernel {
 }
 
 impl Kernel {
-    fn of(op: OpCode, form: Form) -> Kernel {
+    pub(crate) fn of(op: OpCode, form: Form) -> Kernel {
         use {Form as F, OpCode as O};
         match (op, form) {
             (O::Input, _) => Kernel::Input,
@@ -193,7 +193,7 @@ fn slot(r: u32, n: usize) -> u32 {
 
 impl<T: Op> Program<T> {
     /// Node `i`'s operands `(a, b)` as `Code` keeps them (see there).
-    fn slots(&self, i: usize, n: usize) -> (u32, u32) {
+    pub(crate) fn slots(&self, i: usize, n: usize) -> (u32, u32) {
         let [a, b] = self.operands[i];
         match self.forms[i] {
             Form::Input | Form::Many => (a, b),
@@ -203,7 +203,7 @@ impl<T: Op> Program<T> {
     }
 
     /// The index of custom node `i`'s rule (the rules are kept in node order).
-    fn rule_of(&self, i: usize) -> u32 {
+    pub(crate) fn rule_of(&self, i: usize) -> u32 {
         let k = self.rules.partition_point(|r| (r.node as usize) < i);
         match self.rules.get(k) {
             Some(r) if r.node as usize == i => k as u32,
@@ -213,7 +213,7 @@ impl<T: Op> Program<T> {
 
     /// Prepares the re-evaluation (once per recording, see the module's text); the constants
     /// move behind the nodes' values.
-    pub(super) fn compile(&mut self, d: &TapeData<T>) -> Result<(), ReplayError> {
+    pub(crate) fn compile(&mut self, d: &TapeData<T>) -> Result<(), ReplayError> {
         if self.derived.get::<Compiled<T>>().is_some() {
             return Ok(());
         }

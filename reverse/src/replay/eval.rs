@@ -6,7 +6,9 @@ use super::compile::{Code, Compiled, Kernel};
 use super::error::{self, GuardFailure, ReplayError};
 use crate::storage::TapeData;
 use crate::storage::op_code::{binary, unary};
-use crate::storage::program::{Form, Program, RuleFn};
+use crate::storage::program::{Native, Program, Rule, RuleFn};
+use crate::storage::program::{dot, fused, sum, write};
+use core::any::Any;
 use shared_ops::rules::*;
 use shared_ops::{Binary, Op, Unary};
 
@@ -81,16 +83,19 @@ fn prepare<T: Op>(
 /// The pass itself: group by group, each a loop over its nodes with the kernel inlined.
 fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T]) {
     let n = p.len();
-    let partial = d.partials_mut();
-    let values = &mut p.values[..];
     match c.first_input {
-        Some(i) => values[i as usize..i as usize + x.len()].copy_from_slice(x),
+        Some(i) => p.values[i as usize..i as usize + x.len()].copy_from_slice(x),
         None => {
             for (&i, &v) in c.inputs.iter().zip(x) {
-                values[i as usize] = v;
+                p.values[i as usize] = v;
             }
         }
     }
+    if native(d, p, c) {
+        return;
+    }
+    let partial = d.partials_mut();
+    let values = &mut p.values[..];
     for g in &c.groups {
         let nodes = &c.code[g.start as usize..g.end as usize];
         // The kernels read operands with `get!` and write values and partials with `set!`.
@@ -201,44 +206,9 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                 write(partial, e, form, da, db);
                 v
             }),
-            Kernel::Sum => each!(|a, b, _e| {
-                let args = &c.args[a..a + b];
-                let mut s = values[args[0] as usize];
-                for &r in &args[1..] {
-                    s += values[r as usize];
-                }
-                s
-            }),
-            Kernel::Dot => each!(|a, b, e| {
-                let args = &c.args[a..a + b];
-                let mut e = e;
-                for pair in args.chunks_exact(2) {
-                    let (u, w) = (values[pair[0] as usize], values[pair[1] as usize]);
-                    // An edge per variable operand (constants come after the n nodes).
-                    for (r, partial_value) in [(pair[0], w), (pair[1], u)] {
-                        if (r as usize) < n {
-                            partial[e] = partial_value;
-                            e += 1;
-                        }
-                    }
-                }
-                // The value in the order of every `Op::dot`, as the recording added it.
-                let value =
-                    |j: usize| values[args[2 * j] as usize] * values[args[2 * j + 1] as usize];
-                shared_ops::dot_order(args.len() / 2, value)
-            }),
-            Kernel::MulAdd => each!(|a, _b, e| {
-                let [p, q, r] = [c.args[a], c.args[a + 1], c.args[a + 2]];
-                let (v, ds) = mul_add(values[p as usize], values[q as usize], values[r as usize]);
-                let mut e = e;
-                for (r, dr) in [p, q, r].into_iter().zip(ds) {
-                    if (r as usize) < n {
-                        partial[e] = dr;
-                        e += 1;
-                    }
-                }
-                v
-            }),
+            Kernel::Sum => each!(|a, b, _e| sum(values, &c.args[a..a + b])),
+            Kernel::Dot => each!(|a, b, e| dot(values, &c.args[a..a + b], n, partial, e)),
+            Kernel::MulAdd => each!(|a, _b, e| fused(values, &c.args[a..a + 3], n, partial, e)),
             Kernel::Custom => match &p.rules[g.rule as usize].eval {
                 RuleFn::Unary(f) => each!(|a, _b, e| {
                     let (v, dv) = f(get!(a));
@@ -255,6 +225,28 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
     }
 }
 
+/// The pass by the recording's machine code, if it was compiled (see `jit`): false if not.
+fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>) -> bool {
+    let Program {
+        derived,
+        values,
+        rules,
+        ..
+    } = p;
+    let Some(Native(m)) = derived.get::<Native>() else {
+        return false;
+    };
+    // Only a recording of `f64` is compiled.
+    let d = (d as &mut dyn Any).downcast_mut::<TapeData<f64>>();
+    let values = (values as &mut dyn Any).downcast_mut::<Vec<f64>>();
+    let rules = (rules as &dyn Any).downcast_ref::<Vec<Rule<f64>>>();
+    let (Some(d), Some(values), Some(rules)) = (d, values, rules) else {
+        unreachable!("machine code for a recording not of f64");
+    };
+    m.forward(values, d.partials_mut(), &c.args, rules);
+    true
+}
+
 /// Whether a run's last code is its first plus its steps: the construction of the run, which
 /// its loop relies on, checked where it is used (a run that failed it would be evaluated from
 /// its stored codes).
@@ -266,19 +258,4 @@ fn run_agrees(run: &[Code], step: Code) -> bool {
         "a run's last code not its first plus its steps"
     );
     last == run[run.len() - 1]
-}
-
-/// Writes a node's partials where its form says.
-#[inline(always)]
-fn write<T: Op>(partial: &mut [T], e: usize, form: Form, da: T, db: T) {
-    match form {
-        Form::First => partial[e] = da,
-        Form::Second => partial[e] = db,
-        Form::Same => partial[e] = da + db,
-        Form::Both => {
-            partial[e] = da;
-            partial[e + 1] = db;
-        }
-        _ => {}
-    }
 }

@@ -65,7 +65,7 @@
 //! than the plain one. The figures (Rosenbrock, against echidna's
 //! re-evaluated bytecode tape) are in benches/RESULTS.md.
 
-mod compile;
+pub(crate) mod compile;
 pub(crate) mod error;
 mod eval;
 

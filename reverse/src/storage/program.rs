@@ -5,16 +5,17 @@
 //! Appended by `Var` arithmetic right after the node it describes, so the arrays stay in step
 //! with the tape's nodes.
 
-use super::derived::Forms;
+use super::derived::{Derived, Forms, derived_any};
 use super::guard::{Guard, Kind, piece};
 use super::op_code::OpCode;
+use shared_ops::rules::mul_add;
 use shared_ops::{Binary, Op, Unary};
 
 /// In an operand: the rest is an index into [`Program::consts`], not a node.
 pub(crate) const CONST: u32 = 1 << 31;
 
 /// How a node's operands map onto its edges (what re-evaluation writes where).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub(crate) enum Form {
     /// An input; operand 0 is its position among the inputs.
@@ -192,6 +193,91 @@ impl<T: Copy> Program<T> {
             + self.guards.capacity() * size_of::<Guard>()
             + self.derived.capacity_bytes()
     }
+}
+
+/// Machine code compiled from a recording of `f64` (by the `jit` layer, above the replay):
+/// it runs the re-evaluation and the adjoint sweep in place of the interpreter's loops, with
+/// the same bits. Kept with the program as a derived form ([`Native`]), so that the layers
+/// below the compiler find it without knowing it.
+pub(crate) trait Machine: Send + Sync + 'static {
+    /// Every node's value and partials but the inputs', whose values `values` holds already
+    /// (the constants follow the nodes in it); `args` are the n-ary nodes' operands as indices
+    /// into `values`.
+    fn forward(&self, values: &mut [f64], partials: &mut [f64], args: &[u32], rules: &[Rule<f64>]);
+    /// The adjoint sweep of every node: `adj`, one per node, holds the seeds (none `−0`).
+    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]);
+    /// Bytes of machine code.
+    fn code_bytes(&self) -> usize;
+}
+
+/// The compiled program of a recording, if it has one.
+pub(crate) struct Native(pub Box<dyn Machine>);
+
+impl Derived for Native {
+    fn capacity_bytes(&self) -> usize {
+        self.0.code_bytes()
+    }
+    derived_any!();
+}
+
+/// Writes a node's partials where its form says.
+#[inline(always)]
+pub(crate) fn write<T: Op>(partial: &mut [T], e: usize, form: Form, da: T, db: T) {
+    match form {
+        Form::First => partial[e] = da,
+        Form::Second => partial[e] = db,
+        Form::Same => partial[e] = da + db,
+        Form::Both => {
+            partial[e] = da;
+            partial[e + 1] = db;
+        }
+        _ => {}
+    }
+}
+
+/// The value of a sum node of operands `args` (indices into `values`).
+#[inline(always)]
+pub(crate) fn sum<T: Op>(values: &[T], args: &[u32]) -> T {
+    let mut s = values[args[0] as usize];
+    for &r in &args[1..] {
+        s += values[r as usize];
+    }
+    s
+}
+
+/// The value of a dot-product node of operand pairs `args`, its partials written from edge `e`
+/// on: one per operand that is a node (below `n`; the constants follow the nodes in `values`).
+#[inline(always)]
+pub(crate) fn dot<T: Op>(values: &[T], args: &[u32], n: usize, partial: &mut [T], e: usize) -> T {
+    let mut e = e;
+    for pair in args.chunks_exact(2) {
+        let (u, w) = (values[pair[0] as usize], values[pair[1] as usize]);
+        for (r, partial_value) in [(pair[0], w), (pair[1], u)] {
+            if (r as usize) < n {
+                partial[e] = partial_value;
+                e += 1;
+            }
+        }
+    }
+    // The value in the order of every `Op::dot`, as the recording added it.
+    let value = |j: usize| values[args[2 * j] as usize] * values[args[2 * j + 1] as usize];
+    shared_ops::dot_order(args.len() / 2, value)
+}
+
+/// The value of a fused multiply-add node of operands `args` (`a · b + c`), its partials
+/// written as [`dot`]'s.
+#[inline(always)]
+pub(crate) fn fused<T: Op>(values: &[T], args: &[u32], n: usize, partial: &mut [T], e: usize) -> T {
+    let [p, q, r] = [args[0], args[1], args[2]];
+    let (v, ds) = mul_add(values[p as usize], values[q as usize], values[r as usize]);
+    let mut e = e;
+    for (r, dr) in [p, q, r].into_iter().zip(ds) {
+        if (r as usize) < n {
+            partial[e] = dr;
+            e += 1;
+        }
+    }
+    v
 }
 
 /// Keeps a user's one-argument rule.

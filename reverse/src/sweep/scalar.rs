@@ -1,9 +1,11 @@
-//! Which scalar sweep runs: on a tape of `f64` the schedule's, where a re-evaluation built one
-//! and no seed is at a node it bypasses; else the plain kernel.
+//! Which scalar sweep runs: on a tape of `f64` its machine code if it was compiled, else the
+//! schedule's where a re-evaluation built one and no seed is at a node it bypasses; else the
+//! plain kernel.
 
 use super::kernel::{generic, scalar_f64};
 use super::schedule;
 use crate::storage::TapeData;
+use crate::storage::program::Native;
 use core::any::Any;
 use shared_ops::Op;
 
@@ -24,6 +26,14 @@ pub(crate) fn scalar<T: Op>(
 ) -> usize {
     let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
     match (plain, (adj as &mut dyn Any).downcast_mut::<Vec<f64>>()) {
+        (Some(d), Some(adj)) if let Some(Native(m)) = d.native() => {
+            // Machine code sweeps every node: those after the seeds add nothing (zeros).
+            let end = adj.len();
+            adj.resize(d.len(), 0.0);
+            m.reverse(d.partials(), d.parents(), d.units(), adj);
+            adj.truncate(end);
+            usize::MAX
+        }
         (Some(d), Some(adj)) => match d.schedule() {
             Some(s) if !seeded.any(|u| s.is_bypassed(u)) => {
                 schedule::sweep(s, d.partials(), adj, fill);

@@ -44,6 +44,7 @@
 use super::kernel::structural;
 use super::runs::{self, Segment, ends_agree};
 use crate::storage::derived::{Derived, derived_any};
+use crate::storage::program::Native;
 use crate::storage::{Edges, NEG, TapeData};
 use shared_ops::memory;
 
@@ -54,6 +55,11 @@ impl<T> TapeData<T> {
     /// The schedule of this recording's sweeps, if its re-evaluation built one.
     pub fn schedule(&self) -> Option<&Schedule> {
         self.program.as_ref()?.derived.get::<Schedule>()
+    }
+
+    /// This recording's machine code, if it was compiled.
+    pub fn native(&self) -> Option<&Native> {
+        self.program.as_ref()?.derived.get::<Native>()
     }
 }
 

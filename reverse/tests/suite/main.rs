@@ -9,6 +9,8 @@
 mod basics;
 mod checkpoint;
 mod dual_tape;
+#[cfg(feature = "jit")]
+mod jit;
 mod nary;
 mod nested;
 mod never_wrong;

@@ -1,0 +1,360 @@
+//! Machine code at run time: the module that turns Cranelift IR into executable code, calls it,
+//! and holds the two functions it calls back. Every `unsafe` of the compiler is here (see
+//! `docs/unsafe.md`).
+//!
+//! The code reads and writes the recording's arrays through the pointers of a [`Frame`],
+//! without bounds checks: the compiler checked, before emitting it, that every index it
+//! computes lies within the arrays' lengths at compile time, and [`Code`] checks at each call
+//! that the arrays it is given have those lengths.
+
+use super::shape::Forward;
+use crate::storage::NEG;
+use crate::storage::op_code::{OpCode, binary, unary};
+use crate::storage::program::{Machine, Rule, RuleFn};
+use crate::storage::program::{dot, fused, sum, write};
+use crate::sweep::kernel::structural;
+use core::cell::Cell;
+use cranelift_codegen::Context;
+use cranelift_codegen::ir::{AbiParam, FuncRef, InstBuilder, Signature, Value, types};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Mutex;
+
+/// What compiled code and its calls read. The code itself reads the first three fields, at
+/// the offsets of `emit::{VALUES, PARTIALS, ADJOINTS}`.
+#[repr(C)]
+pub(super) struct Frame<'a> {
+    values: *mut f64,
+    partials: *mut f64,
+    adj: *mut f64,
+    values_len: usize,
+    partials_len: usize,
+    adj_len: usize,
+    nodes: usize,
+    args: &'a [u32],
+    rules: &'a [Rule<f64>],
+    parents: &'a [u32],
+    units: &'a [u32],
+    calls: &'a [Forward],
+    /// A panic of a user's rule, carried over the machine code and resumed after it.
+    panic: Cell<Option<Box<dyn Any + Send>>>,
+}
+
+/// A compiled function: `f(frame)`.
+type Function = unsafe extern "C" fn(*const Frame<'_>);
+
+/// Node `node`'s value by its rule (the `rule`th of the frame's table), its partials written
+/// from `e`: what the interpreter does for a node of that rule.
+#[allow(unsafe_code)]
+extern "C" fn eval(frame: *const Frame<'_>, rule: u64, a: u64, b: u64, e: u64, node: u64) -> f64 {
+    // SAFETY: `frame` is the frame `Code::forward` passes to the code that calls this, alive
+    // for the call; while this runs, the code does not touch the arrays, so these two slices
+    // are the only references to them.
+    let f = unsafe { &*frame };
+    let values = unsafe { core::slice::from_raw_parts_mut(f.values, f.values_len) };
+    let partials = unsafe { core::slice::from_raw_parts_mut(f.partials, f.partials_len) };
+    let run = || {
+        let Forward::Call { op, form, param } = f.calls[rule as usize] else {
+            unreachable!("a rule evaluated by a call");
+        };
+        let (a, b, e, n) = (a as usize, b as usize, e as usize, f.nodes);
+        match op {
+            OpCode::Sum => sum(values, &f.args[a..a + param as usize]),
+            OpCode::Dot => dot(values, &f.args[a..a + param as usize], n, partials, e),
+            OpCode::MulAdd => fused(values, &f.args[a..a + 3], n, partials, e),
+            OpCode::Custom => {
+                let k = f.rules.partition_point(|r| (r.node as u64) < node);
+                match &f.rules[k].eval {
+                    RuleFn::Unary(g) => {
+                        let (v, dv) = g(values[a]);
+                        write(partials, e, form, dv, dv);
+                        v
+                    }
+                    RuleFn::Binary(g) => {
+                        let (v, da, db) = g(values[a], values[b]);
+                        write(partials, e, form, da, db);
+                        v
+                    }
+                }
+            }
+            op if op.is_unary() => {
+                let (v, dv) = unary(op, param, values[a]);
+                write(partials, e, form, dv, dv);
+                v
+            }
+            op => {
+                let (v, da, db) = binary(op, values[a], values[b]);
+                write(partials, e, form, da, db);
+                v
+            }
+        }
+    };
+    // A panic may not unwind through the machine code: it is kept and resumed after it.
+    catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|p| {
+        f.panic.set(Some(p));
+        f64::NAN
+    })
+}
+
+/// The sweep of a node with many edges, from `lo`, whose adjoint is `a`: the plain sweep's
+/// terms, in its order.
+#[allow(unsafe_code)]
+extern "C" fn sweep(frame: *const Frame<'_>, lo: u64, count: u64, unit: u64, a: f64) {
+    // SAFETY: as in `eval`, for the adjoints, which `Code::reverse` passes.
+    let f = unsafe { &*frame };
+    let adj = unsafe { core::slice::from_raw_parts_mut(f.adj, f.adj_len) };
+    let edges = lo as usize..(lo + count) as usize;
+    if unit != 0 {
+        for &q in &f.units[edges] {
+            adj[(q & !NEG) as usize] += if q & NEG == 0 { a } else { -a };
+        }
+    } else {
+        // The partials are only read here.
+        let partials = unsafe { core::slice::from_raw_parts(f.partials, f.partials_len) };
+        for (&p, &w) in f.parents[edges.clone()].iter().zip(&partials[edges]) {
+            adj[p as usize] += structural(w, a, w * a);
+        }
+    }
+}
+
+/// Compiles functions of one signature, `f(frame)`, into one module.
+pub(super) struct Builder {
+    module: JITModule,
+    ctx: Context,
+    fbc: FunctionBuilderContext,
+    signature: Signature,
+    eval: FuncId,
+    sweep: FuncId,
+    bytes: usize,
+}
+
+impl Builder {
+    /// A module for this machine's processor; `Err` if Cranelift has no backend for it.
+    pub fn new() -> Result<Builder, String> {
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v)
+                .map_err(|e| format!("Cranelift setting {k}={v}: {e}"))
+        };
+        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "is_pic", "false")?;
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        // The IR verifier in debug builds (the tests), not in release.
+        let verify = if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        };
+        set(&mut flags, "enable_verifier", verify)?;
+        let isa = cranelift_native::builder()
+            .map_err(|e| format!("no Cranelift backend for this processor: {e}"))?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| format!("Cranelift: {e}"))?;
+        let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
+        jit.symbol("wengert_eval", eval as *const u8);
+        jit.symbol("wengert_sweep", sweep as *const u8);
+        let mut module = JITModule::new(jit);
+        let word = types::I64;
+        let mut signature = module.make_signature();
+        signature.params.push(AbiParam::new(word));
+        let mut s_eval = module.make_signature();
+        s_eval.params.extend([AbiParam::new(word); 6]);
+        s_eval.returns.push(AbiParam::new(types::F64));
+        let mut s_sweep = module.make_signature();
+        s_sweep.params.extend([AbiParam::new(word); 4]);
+        s_sweep.params.push(AbiParam::new(types::F64));
+        let declare = |m: &mut JITModule, name: &str, s: &Signature| {
+            m.declare_function(name, Linkage::Import, s)
+                .map_err(|e| format!("Cranelift: {e}"))
+        };
+        let eval = declare(&mut module, "wengert_eval", &s_eval)?;
+        let sweep = declare(&mut module, "wengert_sweep", &s_sweep)?;
+        Ok(Builder {
+            ctx: module.make_context(),
+            module,
+            fbc: FunctionBuilderContext::new(),
+            signature,
+            eval,
+            sweep,
+            bytes: 0,
+        })
+    }
+
+    /// Compiles one function whose body `emit` writes, given the builder, the frame and the
+    /// two calls.
+    pub fn function(
+        &mut self,
+        emit: impl FnOnce(&mut FunctionBuilder, Value, FuncRef, FuncRef),
+    ) -> Result<FuncId, String> {
+        let id = self
+            .module
+            .declare_anonymous_function(&self.signature)
+            .map_err(|e| format!("Cranelift: {e}"))?;
+        self.ctx.func.signature = self.signature.clone();
+        {
+            let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fbc);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            b.seal_block(entry);
+            let frame = b.block_params(entry)[0];
+            let eval = self.module.declare_func_in_func(self.eval, b.func);
+            let sweep = self.module.declare_func_in_func(self.sweep, b.func);
+            emit(&mut b, frame, eval, sweep);
+            b.ins().return_(&[]);
+            b.finalize(self.module.target_config());
+        }
+        self.module
+            .define_function(id, &mut self.ctx)
+            .map_err(|e| format!("Cranelift: {e:?}"))?;
+        self.bytes += self
+            .ctx
+            .compiled_code()
+            .map_or(0, |c| c.code_buffer().len());
+        self.module.clear_context(&mut self.ctx);
+        Ok(id)
+    }
+
+    /// The machine code of the functions compiled, `forward` run in order, `reverse` too.
+    #[allow(unsafe_code)]
+    pub fn finish(
+        mut self,
+        forward: &[FuncId],
+        reverse: &[FuncId],
+        lens: Lens,
+    ) -> Result<Code, String> {
+        self.module
+            .finalize_definitions()
+            .map_err(|e| format!("Cranelift: {e}"))?;
+        let get = |m: &JITModule, ids: &[FuncId]| -> Vec<Function> {
+            ids.iter()
+                .map(|&id| {
+                    let p = m.get_finalized_function(id);
+                    // SAFETY: `p` is the finalized code of a function declared with the
+                    // signature `f(i64)`, which is `Function`'s on this host (SysV or the
+                    // platform's C convention, a pointer argument, no result).
+                    unsafe { core::mem::transmute::<*const u8, Function>(p) }
+                })
+                .collect()
+        };
+        Ok(Code {
+            forward: get(&self.module, forward),
+            reverse: get(&self.module, reverse),
+            module: Mutex::new(Some(self.module)),
+            bytes: self.bytes,
+            lens,
+        })
+    }
+}
+
+/// The lengths of the arrays a program's code was compiled for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Lens {
+    pub nodes: usize,
+    pub values: usize,
+    pub partials: usize,
+    pub parents: usize,
+    pub units: usize,
+    pub args: usize,
+    pub rules: usize,
+    pub calls: Vec<Forward>,
+}
+
+/// A recording's machine code.
+pub(super) struct Code {
+    forward: Vec<Function>,
+    reverse: Vec<Function>,
+    /// Kept to free the code's memory with it (`JITModule` is not `Sync`, hence the lock).
+    module: Mutex<Option<JITModule>>,
+    bytes: usize,
+    lens: Lens,
+}
+
+impl Code {
+    /// Runs `functions` with a frame of these arrays, then resumes a panic of a user's rule.
+    #[allow(unsafe_code)]
+    fn run(&self, functions: &[Function], frame: Frame<'_>) {
+        for f in functions {
+            // SAFETY: the frame's arrays have the lengths the code was compiled for (checked
+            // by the callers), so every access of the code is in bounds; the frame outlives
+            // the call.
+            unsafe { f(&frame) };
+        }
+        if let Some(p) = frame.panic.take() {
+            resume_unwind(p);
+        }
+    }
+}
+
+impl Machine for Code {
+    fn forward(&self, values: &mut [f64], partials: &mut [f64], args: &[u32], rules: &[Rule<f64>]) {
+        let l = &self.lens;
+        assert!(
+            (values.len(), partials.len(), args.len(), rules.len())
+                == (l.values, l.partials, l.args, l.rules),
+            "machine code run with another recording's arrays"
+        );
+        let frame = Frame {
+            values: values.as_mut_ptr(),
+            partials: partials.as_mut_ptr(),
+            adj: core::ptr::null_mut(),
+            values_len: values.len(),
+            partials_len: partials.len(),
+            adj_len: 0,
+            nodes: l.nodes,
+            args,
+            rules,
+            parents: &[],
+            units: &[],
+            calls: &l.calls,
+            panic: Cell::new(None),
+        };
+        self.run(&self.forward, frame);
+    }
+
+    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]) {
+        let l = &self.lens;
+        assert!(
+            (partials.len(), parents.len(), units.len(), adj.len())
+                == (l.partials, l.parents, l.units, l.nodes),
+            "machine code run with another recording's arrays"
+        );
+        let frame = Frame {
+            values: core::ptr::null_mut(),
+            // Read only by the sweep's code and calls.
+            partials: partials.as_ptr().cast_mut(),
+            adj: adj.as_mut_ptr(),
+            values_len: 0,
+            partials_len: partials.len(),
+            adj_len: adj.len(),
+            nodes: l.nodes,
+            args: &[],
+            rules: &[],
+            parents,
+            units,
+            calls: &l.calls,
+            panic: Cell::new(None),
+        };
+        self.run(&self.reverse, frame);
+    }
+
+    fn code_bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Code {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        let module = self.module.get_mut().map(Option::take);
+        if let Ok(Some(module)) = module {
+            // SAFETY: the functions of this module are in `self`, which is being dropped: none
+            // is called again.
+            unsafe { module.free_memory() };
+        }
+    }
+}

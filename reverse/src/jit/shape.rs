@@ -1,0 +1,302 @@
+//! The recording as the compiler sees it: per node what re-evaluation computes and what the
+//! sweep adds, and the loops that the recording unrolled, found again.
+//!
+//! A recording of a loop repeats its body: node `s + k·P + j` (turn `k`, body node `j`) has the
+//! operation of node `s + j`, and each of its indices (operands, edges, the nodes its edges
+//! reach) is node `s + j`'s plus `k` times a step of its own. Such a stretch is compiled as a
+//! loop over `k` whose body is the `P` nodes, so that the code grows with the number of
+//! distinct bodies, not with the number of nodes. A stretch that repeats nothing is compiled
+//! node by node.
+//!
+//! Within a turn, an operand that is a node of the same turn is the body node's register, not
+//! a load; so is the adjoint of a node of the turn while the sweep adds its terms. That needs
+//! each such index to step exactly by `P` (it is the same body node in every turn); an index
+//! that lies in an earlier turn or before the loop in every turn is read from memory. A stretch
+//! whose indices mix the two is not taken as a loop.
+
+use crate::replay::compile::Kernel;
+use crate::storage::op_code::OpCode;
+use crate::storage::program::{Form, Program};
+use crate::storage::{Edges, NEG, TapeData};
+use std::collections::HashMap;
+
+/// The most edges of a node whose sweep is compiled inline; a node with more (a sum, a dot
+/// product of many terms) is swept by a call.
+pub(super) const MAX_EDGES: usize = 4;
+
+/// The longest body looked for, and how many candidate periods are tried per node.
+const LONGEST_BODY: usize = 512;
+const CANDIDATES: usize = 16;
+
+/// The fewest turns, and the fewest nodes, of a stretch compiled as a loop.
+const FEWEST_TURNS: usize = 3;
+const FEWEST_NODES: usize = 12;
+
+/// What re-evaluation does at a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Forward {
+    /// An input: its value is written before the pass.
+    Input,
+    /// Arithmetic compiled inline.
+    Inline(Kernel),
+    /// A rule evaluated by a call (`param`: the operands of an n-ary node, or `powi`'s
+    /// exponent; else 0).
+    Call { op: OpCode, form: Form, param: u32 },
+}
+
+/// What the sweep adds at a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Reverse {
+    /// This many weighted edges (at most [`MAX_EDGES`]).
+    Weighted(u8),
+    /// This many unit edges, bit `i` of the mask set where edge `i` is `−1`.
+    Unit(u8, u8),
+    /// The edges swept by a call.
+    Call { unit: bool, count: u32 },
+}
+
+/// The indices of a node (`Index`): its operands `a`, `b` (indices into the values, constants
+/// after the nodes), its first partial `e`, its first edge `lo` and the nodes its edges reach.
+pub(super) const A: usize = 0;
+pub(super) const B: usize = 1;
+pub(super) const E: usize = 2;
+pub(super) const LO: usize = 3;
+pub(super) const PARENT: usize = 4;
+pub(super) type Index = [i64; PARENT + MAX_EDGES];
+
+/// One node: its kind (which two nodes of one body share) and its indices.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Node {
+    pub forward: Forward,
+    pub reverse: Reverse,
+    pub at: Index,
+}
+
+impl Node {
+    /// Which of its operand indices the compiled code reads (a call reads its own).
+    pub fn operands(&self) -> &'static [usize] {
+        match self.forward {
+            Forward::Inline(Kernel::Neg) => &[A],
+            Forward::Inline(_) => &[A, B],
+            _ => &[],
+        }
+    }
+
+    /// Which of its indices are nodes its compiled sweep adds to.
+    pub fn parents(&self) -> core::ops::Range<usize> {
+        let count = match self.reverse {
+            Reverse::Weighted(c) | Reverse::Unit(c, _) => c as usize,
+            Reverse::Call { .. } => 0,
+        };
+        PARENT..PARENT + count
+    }
+}
+
+/// The nodes of `d`, whose program is `p` (prepared: the constants follow the nodes).
+pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
+    let n = d.len();
+    let mut edges = vec![Edges::Weighted(0, 0); n];
+    for (i, e) in d.walk_back(n) {
+        edges[i] = e;
+    }
+    let (parent, unit) = (d.parents(), d.units());
+    (0..n)
+        .map(|i| {
+            let (op, form) = (p.ops[i], p.forms[i]);
+            let (a, b) = p.slots(i, n);
+            let mut at: Index = [0; PARENT + MAX_EDGES];
+            at[A] = a as i64;
+            at[B] = b as i64;
+            at[E] = (d.starts()[i] & !crate::storage::UNIT) as i64;
+            let forward = match Kernel::of(op, form) {
+                Kernel::Input => Forward::Input,
+                k @ (Kernel::Add
+                | Kernel::Sub
+                | Kernel::AddSame
+                | Kernel::SubSame
+                | Kernel::Neg
+                | Kernel::MulFirst
+                | Kernel::MulSecond
+                | Kernel::MulSame
+                | Kernel::MulBoth
+                | Kernel::DivFirst
+                | Kernel::DivSecond
+                | Kernel::DivBoth) => Forward::Inline(k),
+                _ => {
+                    // A count of operands or an exponent is part of the kind, not an index.
+                    let param = if form == Form::Many || op == OpCode::Powi {
+                        at[B] = 0;
+                        b
+                    } else {
+                        0
+                    };
+                    Forward::Call { op, form, param }
+                }
+            };
+            let (lo, hi, is_unit) = match edges[i] {
+                Edges::Weighted(lo, hi) => (lo, hi, false),
+                Edges::Unit(lo, hi) => (lo, hi, true),
+            };
+            at[LO] = lo as i64;
+            let count = hi - lo;
+            let reverse = if count > MAX_EDGES {
+                Reverse::Call {
+                    unit: is_unit,
+                    count: count as u32,
+                }
+            } else if is_unit {
+                let mut neg = 0u8;
+                for (k, &q) in unit[lo..hi].iter().enumerate() {
+                    at[PARENT + k] = (q & !NEG) as i64;
+                    neg |= u8::from(q & NEG != 0) << k;
+                }
+                Reverse::Unit(count as u8, neg)
+            } else {
+                for (k, &q) in parent[lo..hi].iter().enumerate() {
+                    at[PARENT + k] = q as i64;
+                }
+                Reverse::Weighted(count as u8)
+            };
+            Node {
+                forward,
+                reverse,
+                at,
+            }
+        })
+        .collect()
+}
+
+/// Where an index of a body node points, in every turn of its loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Points {
+    /// Body node `j` of the same turn.
+    Turn(usize),
+    /// A node before the turn, or a constant: read from memory.
+    Memory,
+}
+
+/// A stretch of the recording compiled as one piece.
+#[derive(Clone, Debug)]
+pub(super) struct Region {
+    /// Its first node, its body's length `period` and its number of turns (1 for a node
+    /// compiled on its own).
+    pub start: usize,
+    pub period: usize,
+    pub turns: usize,
+    /// Per body node, what its indices add per turn.
+    pub step: Vec<Index>,
+}
+
+impl Region {
+    pub fn nodes(&self) -> core::ops::Range<usize> {
+        self.start..self.start + self.period * self.turns
+    }
+
+    /// Where index `x` of body node `j` points (`None`: in some turns into the turn, in
+    /// others not, which the compiled code cannot follow). `n`: the number of nodes (the
+    /// constants follow them).
+    pub fn points(&self, nodes: &[Node], j: usize, x: usize, n: usize) -> Option<Points> {
+        let (s, p, last) = (self.start as i64, self.period as i64, self.turns as i64 - 1);
+        let (first, step) = (nodes[self.start + j].at[x], self.step[j][x]);
+        let end = first + last * step;
+        if first >= n as i64 && end >= n as i64 {
+            return Some(Points::Memory); // a constant in every turn
+        }
+        if (s..s + j as i64).contains(&first) && (step == p || last == 0) {
+            return Some(Points::Turn((first - s) as usize));
+        }
+        // Before the turn in the first and the last turn, so in every one (both lines).
+        (first < s && end < s + last * p).then_some(Points::Memory)
+    }
+}
+
+/// The recording cut into regions: loops where it repeats a body, single nodes elsewhere.
+pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
+    let n = nodes.len();
+    let kind = |i: usize| (nodes[i].forward, nodes[i].reverse);
+    // The next node of the same kind, for the candidate periods.
+    let mut next = vec![usize::MAX; n];
+    let mut seen: HashMap<(Forward, Reverse), usize> = HashMap::new();
+    for i in (0..n).rev() {
+        if let Some(j) = seen.insert(kind(i), i) {
+            next[i] = j;
+        }
+    }
+    let mut out = Vec::new();
+    let mut s = 0;
+    while s < n {
+        let mut best: Option<Region> = None;
+        let (mut j, mut tried) = (next[s], 0);
+        while j != usize::MAX && j - s <= LONGEST_BODY && tried < CANDIDATES {
+            tried += 1;
+            if let Some(r) = repeats(nodes, s, j - s)
+                && best
+                    .as_ref()
+                    .is_none_or(|b| r.turns * r.period > b.turns * b.period)
+            {
+                best = Some(r);
+            }
+            j = next[j];
+        }
+        let r = best.unwrap_or_else(|| Region {
+            start: s,
+            period: 1,
+            turns: 1,
+            step: vec![[0; PARENT + MAX_EDGES]],
+        });
+        s = r.nodes().end;
+        out.push(r);
+    }
+    out
+}
+
+/// The loop of body length `p` from node `s`, if the recording repeats that body at least
+/// [`FEWEST_TURNS`] times there, its indices stepping evenly and pointing where the compiled
+/// code can follow.
+fn repeats(nodes: &[Node], s: usize, p: usize) -> Option<Region> {
+    let n = nodes.len();
+    if s + FEWEST_TURNS * p > n {
+        return None;
+    }
+    let same = |i: usize, j: usize| {
+        nodes[i].forward == nodes[j].forward && nodes[i].reverse == nodes[j].reverse
+    };
+    let mut step = Vec::with_capacity(p);
+    for j in 0..p {
+        let (u, v) = (&nodes[s + j], &nodes[s + p + j]);
+        if !same(s + j, s + p + j) {
+            return None;
+        }
+        step.push(core::array::from_fn(|x| v.at[x] - u.at[x]));
+    }
+    let mut turns = 2;
+    'turns: while s + (turns + 1) * p <= n {
+        let k = turns as i64;
+        for (j, d) in step.iter().enumerate() {
+            let (u, v) = (&nodes[s + j], &nodes[s + turns * p + j]);
+            if !same(s + j, s + turns * p + j)
+                || (0..d.len()).any(|x| v.at[x] != u.at[x] + k * d[x])
+            {
+                break 'turns;
+            }
+        }
+        turns += 1;
+    }
+    if turns < FEWEST_TURNS || turns * p < FEWEST_NODES {
+        return None;
+    }
+    let r = Region {
+        start: s,
+        period: p,
+        turns,
+        step,
+    };
+    let follows = (0..p).all(|j| {
+        let node = &nodes[s + j];
+        let indices = node.operands().iter().copied().chain(node.parents());
+        indices
+            .into_iter()
+            .all(|x| r.points(nodes, j, x, n).is_some())
+    });
+    follows.then_some(r)
+}

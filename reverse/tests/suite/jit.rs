@@ -1,0 +1,212 @@
+//! Compiled recordings (feature `jit`) against the interpreter, bit for bit: every node's value
+//! and every node's adjoint, on generated programs (every rule of the table, user rules,
+//! kinks whose guards flip, sums and dot products) and on generated loops (a random body
+//! repeated, its turns chained, compiled as loops), at the recorded point and at new ones,
+//! where a guard may fail and must fail alike.
+
+use proptest::prelude::*;
+use reverse::{Recording, ReplayError, Tape, Var};
+use shared_ops::Op;
+use test_support::programs::{Binary, Program, Shape, Unary, cases, programs};
+
+/// The bits of each number, every NaN as one (Rust leaves a NaN's sign and payload
+/// unspecified).
+fn bits(v: impl IntoIterator<Item = f64>) -> Vec<u64> {
+    v.into_iter()
+        .map(|x| if x.is_nan() { f64::NAN } else { x }.to_bits())
+        .collect()
+}
+
+/// A recording of `record` at `x` and the vars it returns (every value, outputs last).
+fn recording(x: &[f64], record: &dyn Fn(&[Var]) -> Vec<Var>) -> (Recording, Vec<Var>, Vec<Var>) {
+    let tape = Tape::replayable();
+    let xs = tape.vars(x);
+    let vs = record(&xs);
+    (tape.finish(), xs, vs)
+}
+
+/// What a recording gives at its current point: every value, and the adjoints of every node
+/// for each of `outputs` seeded alone and for all of them at once.
+fn state(rec: &Recording, vs: &[Var], outputs: &[Var]) -> Vec<Vec<u64>> {
+    let mut out = vec![bits(vs.iter().map(|&v| rec.value(v)))];
+    for &y in outputs {
+        out.push(bits(rec.gradient(y).as_slice().iter().copied()));
+    }
+    let all: Vec<(Var, f64)> = outputs
+        .iter()
+        .zip([1.0, -0.5, 2.0])
+        .map(|(&y, s)| (y, s))
+        .collect();
+    out.push(bits(rec.sweep(&all).as_slice().iter().copied()));
+    out
+}
+
+/// Records `record` at `x` twice, compiles one recording, and checks that both give the same
+/// bits at `x` and at each point of `points` (and the same error where a guard fails).
+fn compiled_agrees(
+    x: &[f64],
+    points: &[Vec<f64>],
+    record: &dyn Fn(&[Var]) -> Vec<Var>,
+    outputs: usize,
+) -> Result<reverse::jit::CodeStats, TestCaseError> {
+    let (mut interpreted, _, vs) = recording(x, record);
+    let (mut compiled, _, vs2) = recording(x, record);
+    prop_assert_eq!(vs.len(), vs2.len());
+    let code = compiled
+        .compile()
+        .expect("a replayable recording of f64 compiles");
+    let (outs, outs2) = (&vs[vs.len() - outputs..], &vs2[vs2.len() - outputs..]);
+    for p in core::iter::once(x).chain(points.iter().map(|p| &p[..])) {
+        let (a, b): (Result<(), ReplayError>, _) =
+            (interpreted.reevaluate(p), compiled.reevaluate(p));
+        prop_assert_eq!(&a, &b, "re-evaluation at {:?}", p);
+        prop_assert_eq!(
+            state(&interpreted, &vs, outs),
+            state(&compiled, &vs2, outs2),
+            "at {:?}",
+            p
+        );
+    }
+    Ok(code)
+}
+
+/// Programs of every rule (kinks and jumps too, whose guards may fail at the new points),
+/// with sums and dot products.
+fn shape() -> Shape {
+    Shape {
+        inputs: 1..=4,
+        instrs: 1..24,
+        unary: Unary::TAYLOR,
+        binary: Binary::ALL,
+        nary: true,
+        recent: true,
+        outputs: test_support::programs::Outputs::LastTwo,
+    }
+}
+
+fn point(n: usize) -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(test_support::programs::input(), n)
+}
+
+/// `body` run `turns` times, each turn on the last turn's result and the next inputs (a
+/// recurrence, as an unrolled loop records it); then the sum of every turn's result (one node
+/// of many edges) and the last result.
+fn looped(body: &Program, turns: usize) -> impl Fn(&[Var]) -> Vec<Var> + '_ {
+    move |xs: &[Var]| {
+        let mut all = Vec::new();
+        let mut carry = xs[0];
+        let mut results = Vec::new();
+        for k in 0..turns {
+            let mut window = vec![carry];
+            window.extend_from_slice(&xs[k + 1..k + body.n]);
+            let v = body.values(&window);
+            carry = *v.last().expect("a value");
+            results.push(carry);
+            all.extend(v);
+        }
+        all.push(results.iter().copied().sum());
+        all.push(carry);
+        all
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(2000)))]
+
+    /// Straight programs: compiled node by node.
+    #[test]
+    fn compiled_programs_equal_interpreted_ones_bit_for_bit(
+        (p, x, points) in programs(shape()).prop_flat_map(|p| {
+            let n = p.n;
+            (Just(p), point(n), prop::collection::vec(point(n), 1..3))
+        }),
+    ) {
+        let record = |xs: &[Var]| p.values(xs);
+        compiled_agrees(&x, &points, &record, 2)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(500)))]
+
+    /// Loops: a random body repeated 4 to 40 times, compiled as a loop where its turns record
+    /// the same operations (a kink's winner may differ from turn to turn).
+    #[test]
+    fn compiled_loops_equal_interpreted_ones_bit_for_bit(
+        (p, turns, x, points) in programs(Shape { inputs: 2..=3, instrs: 1..10, ..shape() })
+            .prop_flat_map(|p| (Just(p), 4..40usize))
+            .prop_flat_map(|(p, turns)| {
+                let n = p.n + turns;
+                (Just(p), Just(turns), point(n), prop::collection::vec(point(n), 1..3))
+            }),
+    ) {
+        let record = looped(&p, turns);
+        compiled_agrees(&x, &points, &record, 2)?;
+    }
+}
+
+/// Rosenbrock's terms are one loop; its gradient is the interpreter's, bit for bit, at new
+/// points.
+#[test]
+fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
+    let n = 1000;
+    let x: Vec<f64> = (0..n).map(|i| 0.5 + (i as f64 * 0.37).sin()).collect();
+    let record = |xs: &[Var]| {
+        let mut s = Vec::new();
+        for w in xs.windows(2) {
+            let t =
+                (w[1] - w[0] * w[0]) * 100.0 * (w[1] - w[0] * w[0]) + (1.0 - w[0]) * (1.0 - w[0]);
+            s.push(t);
+        }
+        vec![s.iter().copied().sum::<Var>()]
+    };
+    let points: Vec<Vec<f64>> = (1..4)
+        .map(|k| x.iter().map(|v| v * (1.0 + 0.1 * k as f64)).collect())
+        .collect();
+    let code = compiled_agrees(&x, &points, &record, 1).unwrap();
+    assert!(code.looped >= code.nodes * 9 / 10, "{code:?}");
+    assert!(code.bytes < 64 << 10, "{code:?}");
+}
+
+/// A user's rule that panics inside compiled code panics out of `reevaluate`, and the
+/// recording can be dropped afterwards.
+#[test]
+fn a_panic_in_a_rule_unwinds_out_of_compiled_code() {
+    #[derive(Clone, Copy)]
+    struct Picky;
+    impl shared_ops::Unary for Picky {
+        const NAME: &'static str = "picky";
+        fn eval<T: reverse::Op>(self, x: T) -> (T, T) {
+            assert!(x.value() < 10.0, "picky refuses {}", x.value());
+            (x, T::one())
+        }
+    }
+    let (mut rec, _, _) = recording(&[1.0], &|xs| vec![xs[0].apply1(Picky)]);
+    rec.compile().unwrap();
+    rec.reevaluate(&[2.0]).unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rec.reevaluate(&[20.0])));
+    let msg = caught.unwrap_err();
+    assert_eq!(
+        msg.downcast_ref::<String>().map(String::as_str),
+        Some("picky refuses 20")
+    );
+}
+
+/// What cannot be compiled says why.
+#[test]
+fn compile_refuses_what_it_cannot_compile() {
+    let tape = Tape::new();
+    let x = tape.var(1.0);
+    let _ = x * x;
+    let err = tape.finish().compile().unwrap_err();
+    assert_eq!(
+        err,
+        reverse::jit::CompileError::Replay(ReplayError::NotReplayable)
+    );
+
+    let tape = Tape::<forward::Dual<f64>>::replayable();
+    let x = tape.var(forward::Dual::variable(1.0));
+    let _ = x * x;
+    let err = tape.finish().compile().unwrap_err();
+    assert!(err.to_string().contains("only recordings of f64"), "{err}");
+}
