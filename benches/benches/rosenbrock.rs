@@ -16,7 +16,8 @@
 //! recorded and swept once per gradient) and `echidna_bytecode_replay` (recorded once,
 //! re-evaluated at a new point per gradient). `replay_gradient` is ours the same way (a
 //! `Tape::replayable` recording re-evaluated and swept), `replay_reevaluate` its first half, `replay_record` the recording
-//! on a replayable tape.
+//! on a replayable tape; `compiled_gradient` and `compiled_reevaluate` are the same recording
+//! compiled to machine code (`Recording::compile`, feature `jit`).
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
 //! is large; the peers run on one thread. `RAYON_NUM_THREADS=1` makes every entry
@@ -86,6 +87,23 @@ fn bench(c: &mut Criterion) {
             })
         });
         group.bench_function("replay_reevaluate", |b| {
+            b.iter(|| rec.reevaluate(black_box(&x_new)).unwrap())
+        });
+        drop(rec);
+        // The same recording compiled to machine code (feature `jit`): re-evaluated and swept
+        // by the compiled code.
+        let tape = reverse::Tape::replayable();
+        let xs = tape.vars(&x);
+        let y = rosenbrock(&xs);
+        let mut rec = tape.finish();
+        rec.compile().unwrap();
+        group.bench_function("compiled_gradient", |b| {
+            b.iter(|| {
+                rec.reevaluate(black_box(&x_new)).unwrap();
+                rec.sweep_wrt(&[(y, 1.0)], &xs)
+            })
+        });
+        group.bench_function("compiled_reevaluate", |b| {
             b.iter(|| rec.reevaluate(black_box(&x_new)).unwrap())
         });
         drop(rec);

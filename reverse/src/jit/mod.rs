@@ -126,7 +126,33 @@ pub enum CompileError {
     NumberType(&'static str),
     /// Cranelift has no backend for this processor, or failed: the message says which.
     Backend(String),
+    /// The recording has more nodes than the compiler takes ([`MOST_NODES`]).
+    TooManyNodes {
+        /// Nodes of the recording.
+        nodes: usize,
+        /// The most the compiler takes.
+        limit: usize,
+    },
+    /// The code would pass [`MOST_INSTRUCTIONS`]: the recording repeats too little of itself
+    /// for its loops to be found again (a recursion such as the determinant by minors), and
+    /// code node by node would cost more to compile than it saves.
+    TooMuchCode {
+        /// Instructions estimated.
+        instructions: usize,
+        /// Nodes that are not turns of a loop.
+        straight: usize,
+        /// The most the compiler emits.
+        limit: usize,
+    },
 }
+
+/// The most instructions (estimated) the compiler emits for one recording: about a megabyte
+/// of machine code.
+pub const MOST_INSTRUCTIONS: usize = 1 << 18;
+
+/// The most nodes of a recording the compiler takes: its analysis keeps about 100 bytes per
+/// node while it runs.
+pub const MOST_NODES: usize = 1 << 22;
 
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -138,6 +164,20 @@ impl fmt::Display for CompileError {
                 "only recordings of f64 are compiled, this one is of {t}; it runs interpreted"
             ),
             CompileError::Backend(m) => write!(f, "{m}; the recording runs interpreted"),
+            CompileError::TooManyNodes { nodes, limit } => write!(
+                f,
+                "the recording has {nodes} nodes, more than the {limit} the compiler takes; it \
+                 runs interpreted"
+            ),
+            CompileError::TooMuchCode {
+                instructions,
+                straight,
+                limit,
+            } => write!(
+                f,
+                "{straight} nodes repeat no loop body, about {instructions} instructions of \
+                 code, more than the {limit} the compiler emits; it runs interpreted"
+            ),
         }
     }
 }
@@ -255,6 +295,12 @@ impl crate::storage::derived::Derived for Stats {
 
 /// Compiles the program `p` of recording `d` (taken out of it) and keeps the code in it.
 fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, CompileError> {
+    if d.len() > MOST_NODES {
+        return Err(CompileError::TooManyNodes {
+            nodes: d.len(),
+            limit: MOST_NODES,
+        });
+    }
     // The interpreter's preparation: the constants after the nodes, the n-ary operands.
     p.compile(d)?;
     let nodes = shape::nodes(d, p);
@@ -273,6 +319,19 @@ fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, Compile
     for r in &regions {
         in_bounds(&nodes, r, &lens)
             .map_err(|m| CompileError::Backend(format!("internal error, nothing compiled: {m}")))?;
+    }
+    let instructions: usize = regions.iter().map(|r| emit::size(&nodes, r)).sum();
+    if instructions > MOST_INSTRUCTIONS {
+        let straight = regions
+            .iter()
+            .filter(|r| r.turns == 1)
+            .map(|r| r.period)
+            .sum();
+        return Err(CompileError::TooMuchCode {
+            instructions,
+            straight,
+            limit: MOST_INSTRUCTIONS,
+        });
     }
     let mut b = machine::Builder::new().map_err(CompileError::Backend)?;
     // The regions cut into functions of a bounded size; the sweep runs them last to first.
