@@ -16,8 +16,9 @@
 //! recorded and swept once per gradient) and `echidna_bytecode_replay` (recorded once,
 //! re-evaluated at a new point per gradient). `replay_gradient` is ours the same way (a
 //! `Tape::replayable` recording re-evaluated and swept), `replay_reevaluate` its first half, `replay_record` the recording
-//! on a replayable tape; `compiled_gradient` and `compiled_reevaluate` are the same recording
-//! compiled to machine code (`Recording::compile`, feature `jit`).
+//! on a replayable tape; `compiled_replay` and `compiled_reevaluate` are the same recording
+//! compiled to machine code (`Recording::compile`, feature `jit`), and `compiled_gradient` its
+//! gradient compiled alone (`Recording::compile_gradient`, `gradient_at`).
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
 //! is large; the peers run on one thread. `RAYON_NUM_THREADS=1` makes every entry
@@ -91,13 +92,13 @@ fn bench(c: &mut Criterion) {
         });
         drop(rec);
         // The same recording compiled to machine code (feature `jit`): re-evaluated and swept
-        // by the compiled code.
+        // by the compiled code, and its gradient by the code compiled for it alone.
         let tape = reverse::Tape::replayable();
         let xs = tape.vars(&x);
         let y = rosenbrock(&xs);
         let mut rec = tape.finish();
         rec.compile().unwrap();
-        group.bench_function("compiled_gradient", |b| {
+        group.bench_function("compiled_replay", |b| {
             b.iter(|| {
                 rec.reevaluate(black_box(&x_new)).unwrap();
                 rec.sweep_wrt(&[(y, 1.0)], &xs)
@@ -105,6 +106,11 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function("compiled_reevaluate", |b| {
             b.iter(|| rec.reevaluate(black_box(&x_new)).unwrap())
+        });
+        rec.compile_gradient(y).unwrap();
+        let mut g = vec![0.0; n];
+        group.bench_function("compiled_gradient", |b| {
+            b.iter(|| rec.gradient_at(black_box(&x_new), &mut g).unwrap())
         });
         drop(rec);
         // Recording on a replayable tape: the program is kept beside the sweep's arrays.

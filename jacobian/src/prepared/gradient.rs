@@ -313,6 +313,16 @@ impl<F: Function> PreparedGradient<F> {
             self.last = Replay::Recorded;
         } else {
             let r = self.recorded.as_mut().expect("kept between calls");
+            #[cfg(feature = "jit")]
+            if self.plan.strategy == Preparation::Compile {
+                // The compiled gradient, in buffers of its own; where a guard fails, recorded
+                // afresh (and compiled again) below.
+                let mut g = vec![0.0; r.xs.len()];
+                if let Ok(y) = r.rec.gradient_at(x, &mut g) {
+                    self.last = Replay::Reevaluated;
+                    return Ok((y, g));
+                }
+            }
             let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
             self.rerecords += fresh;
             self.last = replay;
@@ -332,27 +342,22 @@ impl<F: Function> PreparedGradient<F> {
     /// Compiles the recording where the plan says so, timing calls before and after; with
     /// `only_if_faster`, drops the code again if the compiled calls are not faster.
     fn compile(&mut self, x: &[f64], only_if_faster: bool) -> Result<(), Error> {
-        let Some(code) = self.compile_recording() else {
+        let interpreted = self.fastest_call(x)?;
+        let Some((bytes, seconds)) = self.compile_recording() else {
             return Ok(());
         };
-        let interpreted = {
-            let r = self.recorded.as_mut().expect("kept between calls");
-            forget_code(r);
-            self.fastest_call(x)?
-        };
-        self.compile_recording();
+        self.plan.strategy = Preparation::Compile;
         let compiled = self.fastest_call(x)?;
         let plan = &mut self.plan;
         (plan.interpreted_call, plan.compiled_call) = (interpreted, compiled);
-        (plan.code_bytes, plan.compile_seconds) = (code.0, code.1);
+        (plan.code_bytes, plan.compile_seconds) = (bytes, seconds);
         if only_if_faster && compiled >= interpreted {
-            let r = self.recorded.as_mut().expect("kept between calls");
-            forget_code(r);
+            forget_code(self.recorded.as_mut().expect("kept between calls"));
+            plan.strategy = Preparation::Reevaluate;
             plan.code_bytes = 0;
             plan.reason += "; compiled calls were not faster";
             return Ok(());
         }
-        plan.strategy = Preparation::Compile;
         plan.break_even_calls =
             (compiled < interpreted).then(|| plan.compile_seconds / (interpreted - compiled));
         Ok(())
@@ -364,7 +369,7 @@ impl<F: Function> PreparedGradient<F> {
         #[cfg(feature = "jit")]
         {
             let r = self.recorded.as_mut().expect("kept between calls");
-            match r.rec.compile() {
+            match r.rec.compile_gradient(r.ys[0]) {
                 Ok(code) => Some((code.bytes, code.time.as_secs_f64())),
                 Err(e) => {
                     self.plan.reason += &format!("; not compiled: {e}");

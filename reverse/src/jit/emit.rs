@@ -33,6 +33,7 @@ pub(super) struct Env<'a> {
     pub sweep: FuncRef,
     /// The index of each rule evaluated by a call, in the table the call reads.
     pub rule: &'a dyn Fn(Forward) -> i64,
+    pub mode: Mode<'a>,
 }
 
 impl Env<'_> {
@@ -116,6 +117,27 @@ fn turns(
     b.seal_block(exit);
 }
 
+/// What the code computes.
+#[derive(Clone, Copy)]
+pub(super) enum Mode<'a> {
+    /// Every value, partial and adjoint, into the recording's arrays: re-evaluation and the
+    /// sweep from any seeds.
+    Full,
+    /// A gradient: only the values read from memory (`keep`, per node) are stored, partials of
+    /// inline arithmetic are recomputed in the sweep from the turn's values, and only the
+    /// adjoints that receive a term through memory (`outside`, per node: zeroed by the forward
+    /// pass) are in memory; the inputs' final adjoints are stored.
+    Gradient {
+        keep: &'a [bool],
+        outside: &'a [bool],
+    },
+}
+
+/// Whether `flag` holds for body node `j` of `r` in any turn.
+fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
+    (0..r.turns).any(|k| flag[r.start + k * r.period + j])
+}
+
 /// The forward pass of region `r`.
 pub(super) fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region) {
     if r.turns == 1 {
@@ -126,13 +148,73 @@ pub(super) fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region) {
 }
 
 /// One turn of the forward pass: each body node's value (kept in a register for the nodes of
-/// the turn that read it, and stored) and its partials (stored).
+/// the turn that read it) and its partials, stored as the mode says.
 fn forward_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
+    turn_values(b, env, r, k, false);
+}
+
+/// An inline node's value and the partials of its weighted edges, as the interpreter computes
+/// them (the rule table's `Add`, `Sub`, `Mul`, `Div` and `Neg`, with the form's sum for an
+/// operand read twice).
+fn inline(
+    b: &mut FunctionBuilder,
+    kernel: Kernel,
+    x: Value,
+    y: Value,
+) -> (Value, [Option<Value>; 2]) {
+    let constant = |b: &mut FunctionBuilder, w: f64| Some(b.ins().f64const(w));
+    match kernel {
+        Kernel::Add => (b.ins().fadd(x, y), [None; 2]),
+        Kernel::Sub => (b.ins().fsub(x, y), [None; 2]),
+        // 1 + 1, and 1 + (−1).
+        Kernel::AddSame => (b.ins().fadd(x, y), [constant(b, 2.0), None]),
+        Kernel::SubSame => (b.ins().fsub(x, y), [constant(b, 0.0), None]),
+        Kernel::Neg => (b.ins().fneg(x), [None; 2]),
+        // ∂/∂a = b, ∂/∂b = a.
+        Kernel::MulFirst => (b.ins().fmul(x, y), [Some(y), None]),
+        Kernel::MulSecond => (b.ins().fmul(x, y), [Some(x), None]),
+        Kernel::MulSame => {
+            let w = b.ins().fadd(y, x);
+            (b.ins().fmul(x, y), [Some(w), None])
+        }
+        Kernel::MulBoth => (b.ins().fmul(x, y), [Some(y), Some(x)]),
+        Kernel::DivFirst | Kernel::DivSecond | Kernel::DivBoth => {
+            // v = a / b, r = 1 / b: ∂/∂a = r, ∂/∂b = −(v · r).
+            let v = b.ins().fdiv(x, y);
+            let one = b.ins().f64const(1.0);
+            let rec = b.ins().fdiv(one, y);
+            let t = b.ins().fmul(v, rec);
+            let second = b.ins().fneg(t);
+            let w = match kernel {
+                Kernel::DivFirst => [Some(rec), None],
+                Kernel::DivSecond => [Some(second), None],
+                _ => [Some(rec), Some(second)],
+            };
+            (v, w)
+        }
+        other => unreachable!("{other:?} is not compiled inline"),
+    }
+}
+
+/// The values of one turn's body nodes (`None` for an input, read from memory where needed),
+/// and the partials of its inline nodes. The forward pass (`again` false) stores what the
+/// mode keeps; the gradient's sweep (`again`) computes them again in registers, reading a
+/// called rule's value from memory instead of calling it twice.
+fn turn_values(
+    b: &mut FunctionBuilder,
+    env: &Env,
+    r: &Region,
+    k: Turn,
+    again: bool,
+) -> (Vec<Option<Value>>, Vec<[Option<Value>; 2]>) {
     let mut regs: Vec<Option<Value>> = vec![None; r.period];
+    let mut weights = vec![[None; 2]; r.period];
+    let full = matches!(env.mode, Mode::Full);
     for j in 0..r.period {
         let node = r.start + j;
         let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
         let at = |x: usize| (nd.at[x], step[x]);
+        let (p, q) = (node as i64, r.period as i64);
         let operand = |b: &mut FunctionBuilder, x: usize| {
             let (i, s) = at(x);
             match r.points(env.nodes, j, x, env.n) {
@@ -144,75 +226,28 @@ fn forward_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
             Forward::Input => continue,
             Forward::Inline(kernel) => {
                 let x = operand(b, A);
-                let y = match kernel {
-                    Kernel::Neg => x,
-                    _ => operand(b, B),
+                let y = if kernel == Kernel::Neg {
+                    x
+                } else {
+                    operand(b, B)
                 };
-                let (e, de) = at(E);
-                let partial = |b: &mut FunctionBuilder, slot: i64, w: Value| {
-                    store(b, w, env.partials, k, e + slot, de)
-                };
-                match kernel {
-                    Kernel::Add => b.ins().fadd(x, y),
-                    Kernel::Sub => b.ins().fsub(x, y),
-                    Kernel::AddSame | Kernel::SubSame => {
-                        // 1 + 1, and 1 + (−1).
-                        let w = if kernel == Kernel::AddSame { 2.0 } else { 0.0 };
-                        let w = b.ins().f64const(w);
-                        partial(b, 0, w);
-                        if kernel == Kernel::AddSame {
-                            b.ins().fadd(x, y)
-                        } else {
-                            b.ins().fsub(x, y)
+                let (v, w) = inline(b, kernel, x, y);
+                if full && !again {
+                    let (e, de) = at(E);
+                    for (slot, w) in w.iter().enumerate() {
+                        if let Some(w) = *w {
+                            store(b, w, env.partials, k, e + slot as i64, de);
                         }
                     }
-                    Kernel::Neg => b.ins().fneg(x),
-                    Kernel::MulFirst | Kernel::MulSecond | Kernel::MulSame | Kernel::MulBoth => {
-                        // ∂/∂a = b, ∂/∂b = a.
-                        match kernel {
-                            Kernel::MulFirst => partial(b, 0, y),
-                            Kernel::MulSecond => partial(b, 0, x),
-                            Kernel::MulSame => {
-                                let w = b.ins().fadd(y, x);
-                                partial(b, 0, w)
-                            }
-                            _ => {
-                                partial(b, 0, y);
-                                partial(b, 1, x);
-                            }
-                        }
-                        b.ins().fmul(x, y)
-                    }
-                    Kernel::DivFirst | Kernel::DivSecond | Kernel::DivBoth => {
-                        // y = a / b, r = 1 / b: ∂/∂a = r, ∂/∂b = −(y · r).
-                        let v = b.ins().fdiv(x, y);
-                        let one = b.ins().f64const(1.0);
-                        let rec = b.ins().fdiv(one, y);
-                        let second = |b: &mut FunctionBuilder| {
-                            let t = b.ins().fmul(v, rec);
-                            b.ins().fneg(t)
-                        };
-                        match kernel {
-                            Kernel::DivFirst => partial(b, 0, rec),
-                            Kernel::DivSecond => {
-                                let w = second(b);
-                                partial(b, 0, w)
-                            }
-                            _ => {
-                                partial(b, 0, rec);
-                                let w = second(b);
-                                partial(b, 1, w)
-                            }
-                        }
-                        v
-                    }
-                    other => unreachable!("{other:?} is not compiled inline"),
                 }
+                weights[j] = w;
+                v
             }
+            Forward::Call { .. } if again => load(b, env.values, k, p, q),
             Forward::Call { .. } => {
                 let rule = b.ins().iconst(types::I64, (env.rule)(nd.forward));
                 let args = [A, B, E].map(|x| index(b, k, at(x).0, at(x).1));
-                let at_node = index(b, k, node as i64, r.period as i64);
+                let at_node = index(b, k, p, q);
                 let call = b.ins().call(
                     env.eval,
                     &[env.frame, rule, args[0], args[1], args[2], at_node],
@@ -220,9 +255,25 @@ fn forward_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
                 b.inst_results(call)[0]
             }
         };
-        store(b, value, env.values, k, node as i64, r.period as i64);
+        if !again {
+            let (keep, zero) = match env.mode {
+                Mode::Full => (true, false),
+                Mode::Gradient { keep, outside } => {
+                    let call = matches!(nd.forward, Forward::Call { .. });
+                    (call || any_turn(keep, r, j), any_turn(outside, r, j))
+                }
+            };
+            if keep {
+                store(b, value, env.values, k, p, q);
+            }
+            if zero {
+                let z = b.ins().f64const(0.0);
+                store(b, z, env.adj, k, p, q);
+            }
+        }
         regs[j] = Some(value);
     }
+    (regs, weights)
 }
 
 /// The sweep of region `r`.
@@ -235,12 +286,21 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region) {
 }
 
 /// One turn of the sweep, body nodes last to first. The adjoint of a body node that nodes of
-/// the turn add to is carried in a register from its first such term (loaded then: the terms
-/// of every later node are in memory already) to its own node, where it is stored; other terms
-/// go to memory. A turn with a node swept by a call (which adds through memory) carries none.
+/// the turn add to is carried in a register from its first such term (added to what memory
+/// holds then: the terms of every later node) to its own node; other terms go to memory. A
+/// turn with a node swept by a call (which adds through memory) carries none.
 fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
     let carry =
         (0..r.period).all(|j| !matches!(env.nodes[r.start + j].reverse, Reverse::Call { .. }));
+    let weights = match env.mode {
+        Mode::Full => vec![[None; 2]; r.period],
+        Mode::Gradient { .. } => turn_values(b, env, r, k, true).1,
+    };
+    // Whether body node `j`'s adjoint may hold terms (or a seed) in memory.
+    let outside = |j: usize| match env.mode {
+        Mode::Full => true,
+        Mode::Gradient { outside, .. } => any_turn(outside, r, j),
+    };
     let mut acc: Vec<Option<Value>> = vec![None; r.period];
     let zero = b.ins().f64const(0.0);
     let nothing = b.ins().f64const(-0.0);
@@ -249,12 +309,17 @@ fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
         let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
         let at = |x: usize| (nd.at[x], step[x]);
         let (p, q) = (node as i64, r.period as i64);
+        let input = nd.forward == Forward::Input;
         let a = match acc[j].take() {
             Some(a) => {
-                store(b, a, env.adj, k, p, q);
+                if matches!(env.mode, Mode::Full) || input {
+                    store(b, a, env.adj, k, p, q);
+                }
                 a
             }
-            None => load(b, env.adj, k, p, q),
+            None if outside(j) => load(b, env.adj, k, p, q),
+            // No term reached this node: its adjoint is +0, whose terms add nothing.
+            None => continue,
         };
         let mut add = |b: &mut FunctionBuilder, x: usize, term: Value| {
             let (i, s) = at(x);
@@ -262,7 +327,8 @@ fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
                 Some(Points::Turn(t)) if carry => {
                     let sum = match acc[t] {
                         Some(sum) => sum,
-                        None => load(b, env.adj, k, i, s),
+                        None if outside(t) => load(b, env.adj, k, i, s),
+                        None => zero, // the first term, added to +0 as the plain sweep adds it
                     };
                     acc[t] = Some(b.ins().fadd(sum, term));
                 }
@@ -278,7 +344,11 @@ fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
                 let a_zero = b.ins().fcmp(FloatCC::Equal, a, zero);
                 let (lo, dlo) = at(LO);
                 for e in 0..count as usize {
-                    let w = load(b, env.partials, k, lo + e as i64, dlo);
+                    // Recomputed (inline, in a gradient), else as the forward pass stored it.
+                    let w = match weights[j].get(e).copied().flatten() {
+                        Some(w) => w,
+                        None => load(b, env.partials, k, lo + e as i64, dlo),
+                    };
                     let term = b.ins().fmul(w, a);
                     let w_zero = b.ins().fcmp(FloatCC::Equal, w, zero);
                     let structural = b.ins().bor(w_zero, a_zero);

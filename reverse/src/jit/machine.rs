@@ -290,6 +290,59 @@ impl Code {
     }
 }
 
+/// Every array a gradient's code reads and writes: its own values, partials and adjoints, and
+/// the recording's n-ary operands, rules and edges.
+pub(super) struct Arrays<'a> {
+    pub values: &'a mut [f64],
+    pub partials: &'a mut [f64],
+    pub adj: &'a mut [f64],
+    pub args: &'a [u32],
+    pub rules: &'a [Rule<f64>],
+    pub parents: &'a [u32],
+    pub units: &'a [u32],
+}
+
+impl Code {
+    /// Runs the forward pass (`forward`) or the sweep of a gradient's code on `a`.
+    pub fn gradient(&self, forward: bool, a: Arrays<'_>) {
+        let l = &self.lens;
+        assert!(
+            (
+                a.values.len(),
+                a.partials.len(),
+                a.adj.len(),
+                a.args.len(),
+                a.rules.len()
+            ) == (l.values, l.partials, l.nodes, l.args, l.rules)
+                && (a.parents.len(), a.units.len()) == (l.parents, l.units),
+            "machine code run with another recording's arrays"
+        );
+        let frame = Frame {
+            values: a.values.as_mut_ptr(),
+            partials: a.partials.as_mut_ptr(),
+            adj: a.adj.as_mut_ptr(),
+            values_len: a.values.len(),
+            partials_len: a.partials.len(),
+            adj_len: a.adj.len(),
+            nodes: l.nodes,
+            args: a.args,
+            rules: a.rules,
+            parents: a.parents,
+            units: a.units,
+            calls: &l.calls,
+            panic: Cell::new(None),
+        };
+        self.run(
+            if forward {
+                &self.forward
+            } else {
+                &self.reverse
+            },
+            frame,
+        );
+    }
+}
+
 impl Machine for Code {
     fn forward(&self, values: &mut [f64], partials: &mut [f64], args: &[u32], rules: &[Rule<f64>]) {
         let l = &self.lens;

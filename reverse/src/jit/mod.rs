@@ -235,8 +235,9 @@ impl<T: Op> Recording<T> {
         Ok(stats)
     }
 
-    /// Drops the machine code: the recording runs interpreted again (for one whose compiled
-    /// code did not pay). Does nothing to a recording not compiled.
+    /// Drops the machine code (of [`compile`](Self::compile) and of `compile_gradient`): the
+    /// recording runs interpreted again (for one whose compiled code did not pay). Does
+    /// nothing to a recording not compiled.
     ///
     /// ```
     /// # #[cfg(feature = "jit")] {
@@ -257,6 +258,7 @@ impl<T: Op> Recording<T> {
             let Some(mut p) = d.program.take() else {
                 return;
             };
+            p.derived.take::<Gradient>();
             if p.derived.take::<Native>().is_some() {
                 p.derived.take::<Stats>();
                 // The interpreter's sweep order, which compiling dropped.
@@ -283,6 +285,193 @@ impl<T: Op> Recording<T> {
     }
 }
 
+impl Recording<f64> {
+    /// Compiles the gradient of `y` with respect to the inputs, for
+    /// [`gradient_at`](Self::gradient_at): one function that computes the values and the
+    /// adjoints a gradient needs and no more. Values read only within a turn of a loop stay
+    /// in registers, and the sweep computes the partials of arithmetic again from them instead
+    /// of storing and loading them; an adjoint that only the turn adds to is never stored.
+    /// Same bits as the interpreter's gradient.
+    ///
+    /// # Errors
+    ///
+    /// As [`compile`](Self::compile).
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// let tape = reverse::Tape::replayable();
+    /// let x = tape.vars(&[1.0, 2.0]);
+    /// let y = x[0] * x[1] + x[1];
+    /// let mut rec = tape.finish();
+    /// rec.compile_gradient(y)?;
+    /// let mut g = [0.0; 2];
+    /// assert_eq!(rec.gradient_at(&[3.0, 4.0], &mut g)?, 16.0);
+    /// assert_eq!(g, [4.0, 4.0]);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compile_gradient(&mut self, y: crate::Var<f64>) -> Result<CodeStats, CompileError> {
+        let start = Instant::now();
+        self.check_own(y);
+        let Some(y) = y.node() else {
+            // A constant: no node to seed.
+            return Err(CompileError::Replay(ReplayError::NotReplayable));
+        };
+        let mut stats = self.with_data_mut(|d| {
+            let mut p = d.program.take().ok_or(ReplayError::NotReplayable)?;
+            let out = build(d, &mut p, Some(y)).map(|(code, stats)| {
+                let inputs: Vec<u32> = (0..p.len() as u32)
+                    .filter(|&i| p.forms[i as usize] == crate::storage::program::Form::Input)
+                    .collect();
+                p.derived.put(Gradient {
+                    code,
+                    y,
+                    inputs,
+                    values: p.values.clone(),
+                    partials: vec![0.0; d.partials().len()],
+                    adj: vec![0.0; d.len()],
+                    stats: stats.clone(),
+                });
+                stats
+            });
+            d.program = Some(p);
+            out
+        })?;
+        stats.time = start.elapsed();
+        self.with_data_mut(|d| {
+            let g = d
+                .program
+                .as_mut()
+                .and_then(|p| p.derived.take::<Gradient>());
+            if let Some(mut g) = g {
+                g.stats.time = stats.time;
+                d.program.as_mut().expect("taken from it").derived.put(g);
+            }
+        });
+        Ok(stats)
+    }
+
+    /// The value of the compiled output `y` at `x` and its gradient (into `grad`, one per
+    /// input) by the code of [`compile_gradient`](Self::compile_gradient); the interpreter's
+    /// bits. The recording itself stays at its last point ([`value`](Self::value) and the
+    /// sweeps read it): the code works in buffers of its own.
+    ///
+    /// # Errors
+    ///
+    /// As [`reevaluate`](Self::reevaluate): a wrong number of inputs, or a guard that fails
+    /// at `x` (the same error, naming the node and the comparison).
+    ///
+    /// # Panics
+    ///
+    /// If `grad` does not hold one number per input, or no gradient was compiled.
+    pub fn gradient_at(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, ReplayError> {
+        let inputs = self.with_data(|d| d.program.as_ref().map(|p| p.inputs as usize));
+        let inputs = inputs.ok_or(ReplayError::NotReplayable)?;
+        if x.len() != inputs {
+            return Err(ReplayError::InputLength {
+                expected: inputs,
+                found: x.len(),
+            });
+        }
+        assert_eq!(grad.len(), inputs, "a gradient of {inputs} inputs");
+        let out = self.with_data_mut(|d| {
+            let mut p = d.program.take().expect("checked above");
+            let out = p.derived.take::<Gradient>().map(|mut g| {
+                let out = g.run(d, &p, x, grad);
+                p.derived.put(g);
+                out
+            });
+            d.program = Some(p);
+            out
+        });
+        match out {
+            Some(Ok(value)) => Ok(value),
+            // A guard failed: re-evaluating gives its error, and leaves the recording as it was.
+            Some(Err(())) => self
+                .reevaluate(x)
+                .map(|()| unreachable!("a guard failed at x")),
+            None => panic!("gradient_at: compile_gradient(y) first"),
+        }
+    }
+}
+
+/// A gradient's machine code and the buffers it works in.
+struct Gradient {
+    code: machine::Code,
+    /// The output, and the input nodes.
+    y: u32,
+    inputs: Vec<u32>,
+    /// Values (the constants after the nodes), partials of calls, adjoints.
+    values: Vec<f64>,
+    partials: Vec<f64>,
+    adj: Vec<f64>,
+    stats: CodeStats,
+}
+
+impl crate::storage::derived::Derived for Gradient {
+    fn capacity_bytes(&self) -> usize {
+        crate::storage::program::Machine::code_bytes(&self.code)
+            + 8 * (self.values.capacity() + self.partials.capacity() + self.adj.capacity())
+    }
+    crate::storage::derived::derived_any!();
+}
+
+impl Gradient {
+    /// The forward pass, the guards, the sweep; `Err` if a guard fails.
+    fn run(
+        &mut self,
+        d: &TapeData<f64>,
+        p: &Program<f64>,
+        x: &[f64],
+        grad: &mut [f64],
+    ) -> Result<f64, ()> {
+        let Gradient {
+            code,
+            y,
+            inputs,
+            values,
+            partials,
+            adj,
+            ..
+        } = self;
+        for (&i, &v) in inputs.iter().zip(x) {
+            values[i as usize] = v;
+            adj[i as usize] = 0.0;
+        }
+        let args = &p
+            .derived
+            .get::<crate::replay::compile::Compiled<f64>>()
+            .expect("prepared when compiled")
+            .args;
+        macro_rules! arrays {
+            () => {
+                machine::Arrays {
+                    values: &mut *values,
+                    partials: &mut *partials,
+                    adj: &mut *adj,
+                    args,
+                    rules: &p.rules,
+                    parents: d.parents(),
+                    units: d.units(),
+                }
+            };
+        }
+        code.gradient(true, arrays!());
+        if p.guards
+            .iter()
+            .any(|g| g.outcome_at(p, values) != g.outcome)
+        {
+            return Err(());
+        }
+        adj[*y as usize] += 1.0;
+        code.gradient(false, arrays!());
+        for (g, &i) in grad.iter_mut().zip(inputs.iter()) {
+            *g = adj[i as usize];
+        }
+        Ok(values[*y as usize])
+    }
+}
+
 /// The figures of a compilation, kept with its code.
 struct Stats(CodeStats);
 
@@ -295,6 +484,20 @@ impl crate::storage::derived::Derived for Stats {
 
 /// Compiles the program `p` of recording `d` (taken out of it) and keeps the code in it.
 fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, CompileError> {
+    let (code, stats) = build(d, p, None)?;
+    p.derived.put(Native(Box::new(code)));
+    // The compiled sweep replaces the schedule's.
+    p.derived.take::<Schedule>();
+    Ok(stats)
+}
+
+/// The machine code of program `p` of recording `d`: every value, partial and adjoint, or
+/// (with `y`) the gradient of node `y`.
+fn build(
+    d: &TapeData<f64>,
+    p: &mut Program<f64>,
+    y: Option<u32>,
+) -> Result<(machine::Code, CodeStats), CompileError> {
     if d.len() > MOST_NODES {
         return Err(CompileError::TooManyNodes {
             nodes: d.len(),
@@ -347,6 +550,11 @@ fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, Compile
     }
     cuts.push(regions.len());
     let rule = |f: Forward| lens.calls.iter().position(|&c| c == f).expect("listed") as i64;
+    let flags = y.map(|y| gradient_flags(d, p, &nodes, &regions, y));
+    let mode = match &flags {
+        None => emit::Mode::Full,
+        Some((keep, outside)) => emit::Mode::Gradient { keep, outside },
+    };
     let (mut forward, mut reverse) = (Vec::new(), Vec::new());
     for w in cuts.windows(2) {
         let part = &regions[w[0]..w[1]];
@@ -364,6 +572,7 @@ fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, Compile
                         eval,
                         sweep,
                         rule: &rule,
+                        mode,
                     };
                     if backwards {
                         part.iter().rev().for_each(|r| emit::reverse(fb, &env, r));
@@ -397,10 +606,108 @@ fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, Compile
         bytes: crate::storage::program::Machine::code_bytes(&code),
         ..stats
     };
-    p.derived.put(Native(Box::new(code)));
-    // The compiled sweep replaces the schedule's.
-    p.derived.take::<Schedule>();
-    Ok(stats)
+    Ok((code, stats))
+}
+
+/// For the gradient of node `y`: which values must be in memory (`keep`: read through memory,
+/// by a call or by a guard, and `y`'s), and which adjoints may receive a term through memory
+/// (`outside`: added to by another turn or region or by a call, the inputs and `y`).
+fn gradient_flags(
+    d: &TapeData<f64>,
+    p: &Program<f64>,
+    nodes: &[Node],
+    regions: &[Region],
+    y: u32,
+) -> (Vec<bool>, Vec<bool>) {
+    use crate::storage::guard::Kind;
+    use crate::storage::program::CONST;
+    use shape::{Points, Reverse};
+    let n = nodes.len();
+    let (mut keep, mut outside) = (vec![false; n], vec![false; n]);
+    let mark = |flags: &mut Vec<bool>, r: u32| {
+        if r & CONST == 0 && (r as usize) < n {
+            flags[r as usize] = true;
+        }
+    };
+    mark(&mut keep, y);
+    mark(&mut outside, y);
+    for (i, nd) in nodes.iter().enumerate() {
+        match nd.forward {
+            Forward::Input => outside[i] = true,
+            // A call reads its operands from memory.
+            Forward::Call { op, form, param } => {
+                if form == crate::storage::program::Form::Many {
+                    let [a, _] = p.operands[i];
+                    for &r in &p.args[a as usize..(a + param) as usize] {
+                        mark(&mut keep, r);
+                    }
+                } else {
+                    let [a, b] = p.operands[i];
+                    mark(&mut keep, a);
+                    if op != crate::storage::op_code::OpCode::Powi {
+                        mark(&mut keep, b);
+                    }
+                }
+            }
+            Forward::Inline(_) => {}
+        }
+        // A call's sweep adds through memory.
+        if let Reverse::Call { unit, count } = nd.reverse {
+            let lo = nd.at[shape::LO] as usize;
+            let edges = lo..lo + count as usize;
+            let reached = if unit {
+                &d.units()[edges]
+            } else {
+                &d.parents()[edges]
+            };
+            for &q in reached {
+                mark(&mut outside, q & !crate::storage::NEG);
+            }
+        }
+    }
+    for g in &p.guards {
+        match g.kind {
+            Kind::Compare { a, b, .. } => {
+                mark(&mut keep, a);
+                mark(&mut keep, b);
+            }
+            Kind::Test { a, .. } => mark(&mut keep, a),
+            Kind::Piece { node } => {
+                let [a, b] = p.operands[node as usize];
+                mark(&mut keep, node);
+                mark(&mut keep, a);
+                mark(&mut keep, b);
+            }
+        }
+    }
+    // What the compiled code reads from memory, turn by turn.
+    for r in regions {
+        let carry =
+            (0..r.period).all(|j| !matches!(nodes[r.start + j].reverse, Reverse::Call { .. }));
+        for j in 0..r.period {
+            let nd = &nodes[r.start + j];
+            let memory = |x: usize| !matches!(r.points(nodes, j, x, n), Some(Points::Turn(_)));
+            let operands: Vec<usize> = nd
+                .operands()
+                .iter()
+                .copied()
+                .filter(|&x| memory(x))
+                .collect();
+            let parents: Vec<usize> = nd.parents().filter(|&x| !carry || memory(x)).collect();
+            for k in 0..r.turns as i64 {
+                let at = |x: usize| nd.at[x] + k * r.step[j][x];
+                for &x in &operands {
+                    if (at(x) as usize) < n {
+                        keep[at(x) as usize] = true;
+                    }
+                }
+                for &x in &parents {
+                    outside[at(x) as usize] = true;
+                }
+            }
+        }
+    }
+    (keep, outside)
 }
 
 /// The rules evaluated by a call, each once: the table the calls index.

@@ -160,7 +160,7 @@ pub(crate) struct Compiled<T> {
     pub(super) code: Vec<Code>,
     /// The groups, in an order that evaluates every operand first.
     pub(super) groups: Vec<Group>,
-    pub(super) args: Vec<u32>,
+    pub(crate) args: Vec<u32>,
     /// The node of each input, and the first if they are consecutive (as `Tape::vars` makes
     /// them): then they are written as one slice.
     pub(super) inputs: Vec<u32>,

@@ -302,19 +302,29 @@ pub(crate) fn binary_rule<T: Op, R: Binary>(node: u32, rule: R) -> Rule<T> {
 impl Guard {
     /// The decision at the program's current values.
     pub fn outcome<T: Op>(&self, p: &Program<T>) -> u64 {
-        match self.kind {
-            Kind::Compare { a, b, how } => {
-                how.answer(p.operand_value(a).partial_cmp(&p.operand_value(b)))
+        self.outcome_at(p, &p.values)
+    }
+
+    /// The decision at `values` (one per node, as the program's, and the constants after).
+    pub fn outcome_at<T: Op>(&self, p: &Program<T>, values: &[T]) -> u64 {
+        let value = |r: u32| {
+            if r & CONST != 0 {
+                p.consts[(r & !CONST) as usize]
+            } else {
+                values[r as usize]
             }
-            Kind::Test { a, test } => u64::from(test.of(p.operand_value(a).value())),
+        };
+        match self.kind {
+            Kind::Compare { a, b, how } => how.answer(value(a).partial_cmp(&value(b))),
+            Kind::Test { a, test } => u64::from(test.of(value(a).value())),
             Kind::Piece { node } => {
                 let i = node as usize;
                 let [a, b] = p.operands[i];
                 piece(
                     p.ops[i],
-                    p.operand_value(a).value(),
-                    p.operand_value(b).value(),
-                    p.values[i].value(),
+                    value(a).value(),
+                    value(b).value(),
+                    values[i].value(),
                 )
             }
         }
