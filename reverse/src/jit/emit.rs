@@ -11,7 +11,7 @@
 use super::shape::{A, B, E, Forward, Index, LO, Node, PARENT, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{BlockArg, FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 
 /// Byte offsets of the frame's pointers (see `machine::Frame`).
@@ -86,21 +86,32 @@ fn store(b: &mut FunctionBuilder, x: Value, base: Value, k: Turn, index: i64, st
     b.ins().store(MemFlagsData::trusted(), x, p, off);
 }
 
-/// A loop over the `turns` of a region, forwards or backwards, with `body` emitted once.
+/// A loop over the `turns` of a region, forwards or backwards, with `body` emitted once. The
+/// loop carries numbers from turn to turn: `init` into the first, what `body` returns into the
+/// next; returns what the last turn returned.
 fn turns(
     b: &mut FunctionBuilder,
     count: usize,
     backwards: bool,
-    mut body: impl FnMut(&mut FunctionBuilder, Value),
-) {
+    init: &[Value],
+    mut body: impl FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value>,
+) -> Vec<Value> {
     let (header, inside, exit) = (b.create_block(), b.create_block(), b.create_block());
     b.append_block_param(header, types::I64);
+    for _ in init {
+        b.append_block_param(header, types::F64);
+    }
     let first = b
         .ins()
         .iconst(types::I64, if backwards { count as i64 - 1 } else { 0 });
-    b.ins().jump(header, &[first.into()]);
+    let args: Vec<BlockArg> = core::iter::once(first)
+        .chain(init.iter().copied())
+        .map(Into::into)
+        .collect();
+    b.ins().jump(header, &args);
     b.switch_to_block(header);
-    let k = b.block_params(header)[0];
+    let params = b.block_params(header).to_vec();
+    let k = params[0];
     let go = if backwards {
         b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, k, 0)
     } else {
@@ -109,12 +120,14 @@ fn turns(
     b.ins().brif(go, inside, &[], exit, &[]);
     b.switch_to_block(inside);
     b.seal_block(inside);
-    body(b, k);
+    let out = body(b, k, &params[1..]);
     let next = b.ins().iadd_imm_s(k, if backwards { -1 } else { 1 });
-    b.ins().jump(header, &[next.into()]);
+    let args: Vec<BlockArg> = core::iter::once(next).chain(out).map(Into::into).collect();
+    b.ins().jump(header, &args);
     b.seal_block(header);
     b.switch_to_block(exit);
     b.seal_block(exit);
+    params[1..].to_vec()
 }
 
 /// What the code computes.
@@ -143,7 +156,10 @@ pub(super) fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region) {
     if r.turns == 1 {
         forward_turn(b, env, r, None);
     } else {
-        turns(b, r.turns, false, |b, k| forward_turn(b, env, r, Some(k)));
+        turns(b, r.turns, false, &[], |b, k, _| {
+            forward_turn(b, env, r, Some(k));
+            Vec::new()
+        });
     }
 }
 
@@ -278,10 +294,121 @@ fn turn_values(
 
 /// The sweep of region `r`.
 pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region) {
-    if r.turns == 1 {
-        reverse_turn(b, env, r, None);
-    } else {
-        turns(b, r.turns, true, |b, k| reverse_turn(b, env, r, Some(k)));
+    let cells = (r.turns > 1).then(|| Cells::of(env, r)).flatten();
+    match &cells {
+        None if r.turns == 1 => {
+            reverse_turn(b, env, r, None, None, &[]);
+        }
+        None => {
+            turns(b, r.turns, true, &[], |b, k, _| {
+                reverse_turn(b, env, r, Some(k), None, &[])
+            });
+        }
+        Some(c) => {
+            // Into the first turn (k = turns − 1), each carried cell as memory holds it.
+            let last = r.turns as i64;
+            let init: Vec<Value> = c
+                .carried
+                .iter()
+                .map(|&i| load(b, env.adj, None, c.first[i] + last * c.step[i], 0))
+                .collect();
+            let out = turns(b, r.turns, true, &init, |b, k, carried| {
+                reverse_turn(b, env, r, Some(k), Some(c), carried)
+            });
+            // Out of the last turn (k = 0), each carried cell's sum.
+            for (&i, v) in c.carried.iter().zip(out) {
+                store(b, v, env.adj, None, c.first[i], 0);
+            }
+        }
+    }
+}
+
+/// The adjoints before a loop that its turns add to (through memory, as `Points::Memory`
+/// parents): grouped in *classes*, each edge's cell `first + k · step` in turn `k`, summed in a
+/// register within a turn; and where class `c + step` (its successor) adds to the cell of `c`
+/// one turn later, as a loop's neighbours do (Rosenbrock's `xᵢ₊₁` and `xᵢ`), carried in a
+/// register to that turn instead of stored and loaded. The terms are added in the plain
+/// sweep's order still: a cell's terms of turn `k + 1` before those of turn `k`.
+struct Cells {
+    step: Vec<i64>,
+    first: Vec<i64>,
+    /// Per class, its successor and predecessor, if the body has them (a class of step 0 is
+    /// both of itself).
+    next: Vec<Option<usize>>,
+    prev: Vec<Option<usize>>,
+    /// The classes with a successor, in the order the loop carries them.
+    carried: Vec<usize>,
+    /// Per body node and parent index, its class.
+    of: std::collections::HashMap<(usize, usize), usize>,
+}
+
+impl Cells {
+    /// The cells of region `r`, if every memory parent of its body is before the region, no
+    /// call sweeps in it, and classes of different chains never reach one cell.
+    fn of(env: &Env, r: &Region) -> Option<Cells> {
+        let (s, last) = (r.start as i64, r.turns as i64 - 1);
+        let mut c = Cells {
+            step: Vec::new(),
+            first: Vec::new(),
+            next: Vec::new(),
+            prev: Vec::new(),
+            carried: Vec::new(),
+            of: Default::default(),
+        };
+        for j in 0..r.period {
+            let nd = &env.nodes[r.start + j];
+            if matches!(nd.reverse, Reverse::Call { .. }) {
+                return None;
+            }
+            for x in nd.parents() {
+                if r.points(env.nodes, j, x, env.n) != Some(Points::Memory) {
+                    continue;
+                }
+                let (first, step) = (nd.at[x], r.step[j][x]);
+                if first >= s || first + last * step >= s {
+                    return None; // a node of the loop itself
+                }
+                let class = (0..c.step.len())
+                    .find(|&i| (c.step[i], c.first[i]) == (step, first))
+                    .unwrap_or_else(|| {
+                        c.step.push(step);
+                        c.first.push(first);
+                        c.step.len() - 1
+                    });
+                c.of.insert((j, x), class);
+            }
+        }
+        let find = |step: i64, first: i64| {
+            (0..c.step.len()).find(|&i| (c.step[i], c.first[i]) == (step, first))
+        };
+        c.next = (0..c.step.len())
+            .map(|i| find(c.step[i], c.first[i] + c.step[i]))
+            .collect();
+        c.prev = (0..c.step.len())
+            .map(|i| find(c.step[i], c.first[i] - c.step[i]))
+            .collect();
+        c.carried = (0..c.step.len()).filter(|&i| c.next[i].is_some()).collect();
+        // Chains (classes joined by successors) must reach disjoint cells: their ranges apart.
+        let mut chain: Vec<usize> = (0..c.step.len()).collect();
+        for i in 0..c.step.len() {
+            if let Some(n) = c.next[i] {
+                let (a, b) = (chain[i], chain[n]);
+                chain.iter_mut().filter(|x| **x == b).for_each(|x| *x = a);
+            }
+        }
+        let mut ranges: std::collections::HashMap<usize, (i64, i64)> = Default::default();
+        for (i, &whose) in chain.iter().enumerate() {
+            let end = c.first[i] + last * c.step[i];
+            let (lo, hi) = (c.first[i].min(end), c.first[i].max(end));
+            let e = ranges.entry(whose).or_insert((lo, hi));
+            *e = (e.0.min(lo), e.1.max(hi));
+        }
+        let mut spans: Vec<(i64, i64)> = ranges.into_values().collect();
+        spans.sort();
+        if spans.windows(2).any(|w| w[1].0 <= w[0].1) {
+            return None;
+        }
+        Some(c)
     }
 }
 
@@ -289,7 +416,14 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region) {
 /// the turn add to is carried in a register from its first such term (added to what memory
 /// holds then: the terms of every later node) to its own node; other terms go to memory. A
 /// turn with a node swept by a call (which adds through memory) carries none.
-fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
+fn reverse_turn(
+    b: &mut FunctionBuilder,
+    env: &Env,
+    r: &Region,
+    k: Turn,
+    cells: Option<&Cells>,
+    carried: &[Value],
+) -> Vec<Value> {
     let carry =
         (0..r.period).all(|j| !matches!(env.nodes[r.start + j].reverse, Reverse::Call { .. }));
     let weights = match env.mode {
@@ -304,6 +438,15 @@ fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
     let mut acc: Vec<Option<Value>> = vec![None; r.period];
     let zero = b.ins().f64const(0.0);
     let nothing = b.ins().f64const(-0.0);
+    // Per class of cells, its sum in this turn so far.
+    let classes = cells.map_or(0, |c| c.step.len());
+    let mut sums: Vec<Option<Value>> = vec![None; classes];
+    // What the predecessor of class `i` carried into this turn (the cell's sum from turn
+    // k + 1), if it has one.
+    let carried_into = |i: usize| {
+        let c = cells.expect("cells");
+        c.prev[i].map(|p| carried[c.carried.iter().position(|&q| q == p).expect("carried")])
+    };
     for j in (0..r.period).rev() {
         let node = r.start + j;
         let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
@@ -332,16 +475,27 @@ fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
                     };
                     acc[t] = Some(b.ins().fadd(sum, term));
                 }
-                _ => {
-                    let sum = load(b, env.adj, k, i, s);
-                    let sum = b.ins().fadd(sum, term);
-                    store(b, sum, env.adj, k, i, s);
-                }
+                _ => match cells.and_then(|c| c.of.get(&(j, x))) {
+                    Some(&class) => {
+                        let sum = match sums[class] {
+                            Some(sum) => sum,
+                            None => match carried_into(class) {
+                                Some(v) => v,
+                                None => load(b, env.adj, k, i, s),
+                            },
+                        };
+                        sums[class] = Some(b.ins().fadd(sum, term));
+                    }
+                    None => {
+                        let sum = load(b, env.adj, k, i, s);
+                        let sum = b.ins().fadd(sum, term);
+                        store(b, sum, env.adj, k, i, s);
+                    }
+                },
             }
         };
         match nd.reverse {
             Reverse::Weighted(count) => {
-                let a_zero = b.ins().fcmp(FloatCC::Equal, a, zero);
                 let (lo, dlo) = at(LO);
                 for e in 0..count as usize {
                     // Recomputed (inline, in a gradient), else as the forward pass stored it.
@@ -349,10 +503,7 @@ fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
                         Some(w) => w,
                         None => load(b, env.partials, k, lo + e as i64, dlo),
                     };
-                    let term = b.ins().fmul(w, a);
-                    let w_zero = b.ins().fcmp(FloatCC::Equal, w, zero);
-                    let structural = b.ins().bor(w_zero, a_zero);
-                    let term = b.ins().select(structural, nothing, term);
+                    let term = structural(b, w, a, zero, nothing);
                     add(b, PARENT + e, term);
                 }
             }
@@ -375,6 +526,52 @@ fn reverse_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
             }
         }
     }
+    // Each class's cell: carried into the next turn where its successor continues it, else
+    // stored (if this turn added to it, or carried a sum into it).
+    let Some(c) = cells else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(c.carried.len());
+    let mut finals: Vec<Option<Value>> = vec![None; classes];
+    for i in 0..classes {
+        finals[i] = sums[i].or_else(|| carried_into(i));
+        if c.next[i].is_none()
+            && let Some(v) = finals[i]
+        {
+            store(b, v, env.adj, k, c.first[i], c.step[i]);
+        }
+    }
+    for &i in &c.carried {
+        let v = match finals[i] {
+            Some(v) => v,
+            None => load(b, env.adj, k, c.first[i], c.step[i]),
+        };
+        out.push(v);
+    }
+    out
+}
+
+/// The term `w · ā` of a weighted edge, or `−0` (nothing) where `w` or `ā` is zero: the
+/// structural zero of the rule table, so that `0 · ∞` adds nothing. Where the product is not
+/// NaN, a zero factor makes it `±0`, which adds nothing to an adjoint either (never `−0`): so
+/// only a NaN product is tested, on a cold path.
+fn structural(b: &mut FunctionBuilder, w: Value, a: Value, zero: Value, nothing: Value) -> Value {
+    let x = b.ins().fmul(w, a);
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let (cold, join) = (b.create_block(), b.create_block());
+    b.append_block_param(join, types::F64);
+    b.set_cold_block(cold);
+    b.ins().brif(nan, cold, &[], join, &[x.into()]);
+    b.switch_to_block(cold);
+    b.seal_block(cold);
+    let w_zero = b.ins().fcmp(FloatCC::Equal, w, zero);
+    let a_zero = b.ins().fcmp(FloatCC::Equal, a, zero);
+    let zero_factor = b.ins().bor(w_zero, a_zero);
+    let term = b.ins().select(zero_factor, nothing, x);
+    b.ins().jump(join, &[term.into()]);
+    b.switch_to_block(join);
+    b.seal_block(join);
+    b.block_params(join)[0]
 }
 
 /// A rough count of the instructions of a region's two passes, to cut the code into

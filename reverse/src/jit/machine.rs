@@ -63,7 +63,7 @@ extern "C" fn eval(frame: *const Frame<'_>, rule: u64, a: u64, b: u64, e: u64, n
         };
         let (a, b, e, n) = (a as usize, b as usize, e as usize, f.nodes);
         match op {
-            OpCode::Sum => sum(values, &f.args[a..a + param as usize]),
+            OpCode::Sum => sum_apart(values, &f.args[a..a + param as usize]),
             OpCode::Dot => dot(values, &f.args[a..a + param as usize], n, partials, e),
             OpCode::MulAdd => fused(values, &f.args[a..a + 3], n, partials, e),
             OpCode::Custom => {
@@ -98,6 +98,12 @@ extern "C" fn eval(frame: *const Frame<'_>, rule: u64, a: u64, b: u64, e: u64, n
         f.panic.set(Some(p));
         f64::NAN
     })
+}
+
+/// [`sum`], compiled apart: inlined into `eval`, its running sum went through the stack.
+#[inline(never)]
+fn sum_apart(values: &[f64], args: &[u32]) -> f64 {
+    sum(values, args)
 }
 
 /// The sweep of a node with many edges, from `lo`, whose adjoint is `a`: the plain sweep's

@@ -434,9 +434,19 @@ impl Gradient {
             adj,
             ..
         } = self;
-        for (&i, &v) in inputs.iter().zip(x) {
-            values[i as usize] = v;
-            adj[i as usize] = 0.0;
+        match inputs[..] {
+            // Consecutive, as `Tape::vars` makes them: two slices.
+            [first, .., last] if (last - first) as usize + 1 == inputs.len() => {
+                let at = first as usize..last as usize + 1;
+                values[at.clone()].copy_from_slice(x);
+                adj[at].fill(0.0);
+            }
+            _ => {
+                for (&i, &v) in inputs.iter().zip(x) {
+                    values[i as usize] = v;
+                    adj[i as usize] = 0.0;
+                }
+            }
         }
         let args = &p
             .derived
@@ -575,9 +585,14 @@ fn build(
                         mode,
                     };
                     if backwards {
-                        part.iter().rev().for_each(|r| emit::reverse(fb, &env, r));
+                        part.iter()
+                            .rev()
+                            .filter(|r| !inputs_only(&nodes, r))
+                            .for_each(|r| emit::reverse(fb, &env, r));
                     } else {
-                        part.iter().for_each(|r| emit::forward(fb, &env, r));
+                        part.iter()
+                            .filter(|r| !inputs_only(&nodes, r))
+                            .for_each(|r| emit::forward(fb, &env, r));
                     }
                 })
                 .map_err(CompileError::Backend)?;
@@ -708,6 +723,12 @@ fn gradient_flags(
         }
     }
     (keep, outside)
+}
+
+/// Whether region `r` holds inputs only, for which neither pass has anything to do (the
+/// inputs' values are written before the code runs; they have no edges).
+fn inputs_only(nodes: &[Node], r: &Region) -> bool {
+    (0..r.period).all(|j| nodes[r.start + j].forward == Forward::Input)
 }
 
 /// The rules evaluated by a call, each once: the table the calls index.

@@ -88,16 +88,17 @@ fn point(n: usize) -> impl Strategy<Value = Vec<f64>> {
     prop::collection::vec(test_support::programs::input(), n)
 }
 
-/// `body` run `turns` times, each turn on the last turn's result and the next inputs (a
-/// recurrence, as an unrolled loop records it); then the sum of every turn's result (one node
-/// of many edges) and the last result.
-fn looped(body: &Program, turns: usize) -> impl Fn(&[Var]) -> Vec<Var> + '_ {
+/// `body` run `turns` times, each turn on the next inputs and on the last turn's result (a
+/// recurrence, as an unrolled loop records it, if `chained`) or on the first input (a
+/// parameter every turn reads); then the sum of every turn's result (one node of many edges)
+/// and the last result.
+fn looped(body: &Program, turns: usize, chained: bool) -> impl Fn(&[Var]) -> Vec<Var> + '_ {
     move |xs: &[Var]| {
         let mut all = Vec::new();
         let mut carry = xs[0];
         let mut results = Vec::new();
         for k in 0..turns {
-            let mut window = vec![carry];
+            let mut window = vec![if chained { carry } else { xs[0] }];
             window.extend_from_slice(&xs[k + 1..k + body.n]);
             let v = body.values(&window);
             carry = *v.last().expect("a value");
@@ -130,17 +131,19 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(500)))]
 
     /// Loops: a random body repeated 4 to 40 times, compiled as a loop where its turns record
-    /// the same operations (a kink's winner may differ from turn to turn).
+    /// the same operations (a kink's winner may differ from turn to turn); chained through
+    /// its results or reading one parameter and its own inputs (whose adjoints the loop
+    /// carries from turn to turn).
     #[test]
     fn compiled_loops_equal_interpreted_ones_bit_for_bit(
-        (p, turns, x, points) in programs(Shape { inputs: 2..=3, instrs: 1..10, ..shape() })
-            .prop_flat_map(|p| (Just(p), 4..40usize))
-            .prop_flat_map(|(p, turns)| {
+        (p, turns, chained, x, points) in programs(Shape { inputs: 2..=3, instrs: 1..10, ..shape() })
+            .prop_flat_map(|p| (Just(p), 4..40usize, any::<bool>()))
+            .prop_flat_map(|(p, turns, chained)| {
                 let n = p.n + turns;
-                (Just(p), Just(turns), point(n), prop::collection::vec(point(n), 1..3))
+                (Just(p), Just(turns), Just(chained), point(n), prop::collection::vec(point(n), 1..3))
             }),
     ) {
-        let record = looped(&p, turns);
+        let record = looped(&p, turns, chained);
         compiled_agrees(&x, &points, &record, 2)?;
     }
 }
