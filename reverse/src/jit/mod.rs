@@ -9,6 +9,11 @@
 //! recording is as before: the guards are checked after the forward pass and a failed one
 //! leaves the recording at its previous point, vector sweeps and traces use the interpreter.
 //!
+//! [`Recording::compile_gradient`] compiles one gradient alone, for
+//! [`Recording::gradient_at`]: it stores only what must pass through memory and computes the
+//! partials of arithmetic again in the sweep, which makes it the faster of the two where only
+//! the gradient is wanted (the `Compile` strategy of `jacobian::PreparedGradient` runs it).
+//!
 //! ```
 //! # #[cfg(feature = "jit")] {
 //! use reverse::{Float, Tape};
@@ -43,8 +48,12 @@
 //! A recording of a loop repeats its body, each turn's indices a constant step from the last
 //! turn's. The compiler finds such stretches and compiles each as a loop over its turns: the
 //! code grows with the number of distinct bodies, not with the recording. Within a turn, the
-//! values and adjoints of the body's nodes are carried in registers; the rest of the recording
-//! is compiled node by node. [`CodeStats`] says how much of the recording is in loops.
+//! values and adjoints of the body's nodes are carried in registers, and so are the adjoints
+//! of what the loop reads from before it (its inputs, its parameters), from one turn to the
+//! next; the rest of the recording is compiled node by node. [`CodeStats`] says how much of
+//! the recording is in loops. A recording that repeats too little of itself (a recursion, such
+//! as the determinant by minors; loops nested in loops, which are found one level deep) would
+//! need more code than [`MOST_INSTRUCTIONS`]: it is refused, and runs interpreted.
 //!
 //! # Cost
 //!

@@ -229,7 +229,11 @@ pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
         let (mut j, mut tried) = (next[s], 0);
         while j != usize::MAX && j - s <= LONGEST_BODY && tried < CANDIDATES {
             tried += 1;
-            if let Some(r) = repeats(nodes, s, j - s)
+            // A multiple of a period found repeats within that loop's stretch: skipped (it
+            // would cover no more, and checking it costs a pass over the stretch).
+            let multiple = best.as_ref().is_some_and(|b| (j - s) % b.period == 0);
+            if !multiple
+                && let Some(r) = repeats(nodes, s, j - s)
                 && best
                     .as_ref()
                     .is_none_or(|b| r.turns * r.period > b.turns * b.period)
