@@ -45,30 +45,47 @@ impl Env<'_> {
     }
 }
 
-/// The turn counter of a loop, or none in straight code.
-type Turn = Option<Value>;
+/// The turn counters of the code being emitted: of its loop (none in straight code), and of
+/// the loop around it where loops are nested.
+#[derive(Clone, Copy)]
+struct Turn {
+    k: Option<Value>,
+    outer: Option<Value>,
+}
+
+/// An index's steps: per turn of its loop, and per turn of the loop around it.
+type Step = (i64, i64);
+
+/// `k · step.0 + outer · step.1` (none if both are absent or zero).
+fn stepped(b: &mut FunctionBuilder, t: Turn, step: Step, scale: i64) -> Option<Value> {
+    let inner =
+        t.k.filter(|_| step.0 != 0)
+            .map(|k| b.ins().imul_imm_s(k, step.0 * scale));
+    let outer = t
+        .outer
+        .filter(|_| step.1 != 0)
+        .map(|o| b.ins().imul_imm_s(o, step.1 * scale));
+    match (inner, outer) {
+        (Some(x), Some(y)) => Some(b.ins().iadd(x, y)),
+        (x, y) => x.or(y),
+    }
+}
 
 /// `index + k · step` as an integer.
-fn index(b: &mut FunctionBuilder, k: Turn, index: i64, step: i64) -> Value {
-    match k {
-        Some(k) if step != 0 => {
-            let t = b.ins().imul_imm_s(k, step);
-            b.ins().iadd_imm_s(t, index)
-        }
-        _ => b.ins().iconst(types::I64, index),
+fn index(b: &mut FunctionBuilder, t: Turn, index: i64, step: Step) -> Value {
+    match stepped(b, t, step, 1) {
+        Some(x) => b.ins().iadd_imm_s(x, index),
+        None => b.ins().iconst(types::I64, index),
     }
 }
 
 /// The address of element `index + k · step` of the `f64` array at `base`, as a pointer and
 /// an offset.
-fn element(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: i64) -> (Value, i32) {
+fn element(b: &mut FunctionBuilder, base: Value, t: Turn, index: i64, step: Step) -> (Value, i32) {
     let bytes = index * 8;
-    let base = match k {
-        Some(k) if step != 0 => {
-            let t = b.ins().imul_imm_s(k, step * 8);
-            b.ins().iadd(base, t)
-        }
-        _ => base,
+    let base = match stepped(b, t, step, 8) {
+        Some(x) => b.ins().iadd(base, x),
+        None => base,
     };
     match i32::try_from(bytes) {
         Ok(off) => (base, off),
@@ -76,12 +93,12 @@ fn element(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: i64)
     }
 }
 
-fn load(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: i64) -> Value {
+fn load(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: Step) -> Value {
     let (p, off) = element(b, base, k, index, step);
     b.ins().load(types::F64, MemFlagsData::trusted(), p, off)
 }
 
-fn store(b: &mut FunctionBuilder, x: Value, base: Value, k: Turn, index: i64, step: i64) {
+fn store(b: &mut FunctionBuilder, x: Value, base: Value, k: Turn, index: i64, step: Step) {
     let (p, off) = element(b, base, k, index, step);
     b.ins().store(MemFlagsData::trusted(), x, p, off);
 }
@@ -146,18 +163,47 @@ pub(super) enum Mode<'a> {
     },
 }
 
-/// Whether `flag` holds for body node `j` of `r` in any turn.
+/// Whether `flag` holds for body node `j` of `r` in any turn (of any turn of the loop around
+/// it).
 fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
-    (0..r.turns).any(|k| flag[r.start + k * r.period + j])
+    let (outer, step) = r
+        .outer
+        .as_ref()
+        .map_or((1, 0), |o| (o.turns, o.nodes as usize));
+    (0..outer).any(|o| (0..r.turns).any(|k| flag[r.start + o * step + k * r.period + j]))
 }
 
-/// The forward pass of region `r`.
-pub(super) fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region) {
+/// One pass over a nest of regions: a loop over its turns around its regions' code, or the
+/// region itself.
+pub(super) fn nest(b: &mut FunctionBuilder, env: &Env, nest: &super::shape::Nest, backwards: bool) {
+    let pass = |b: &mut FunctionBuilder, outer: Option<Value>| {
+        if backwards {
+            for r in nest.regions.iter().rev() {
+                reverse(b, env, r, outer);
+            }
+        } else {
+            for r in &nest.regions {
+                forward(b, env, r, outer);
+            }
+        }
+    };
+    if nest.turns == 1 {
+        pass(b, None);
+    } else {
+        turns(b, nest.turns, backwards, &[], |b, k, _| {
+            pass(b, Some(k));
+            Vec::new()
+        });
+    }
+}
+
+/// The forward pass of region `r` (in turn `outer` of the loop around it, if any).
+fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
     if r.turns == 1 {
-        forward_turn(b, env, r, None);
+        forward_turn(b, env, r, Turn { k: None, outer });
     } else {
         turns(b, r.turns, false, &[], |b, k, _| {
-            forward_turn(b, env, r, Some(k));
+            forward_turn(b, env, r, Turn { k: Some(k), outer });
             Vec::new()
         });
     }
@@ -229,8 +275,8 @@ fn turn_values(
     for j in 0..r.period {
         let node = r.start + j;
         let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
-        let at = |x: usize| (nd.at[x], step[x]);
-        let (p, q) = (node as i64, r.period as i64);
+        let at = |x: usize| (nd.at[x], (step[x], r.outer_step(j, x)));
+        let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
         let operand = |b: &mut FunctionBuilder, x: usize| {
             let (i, s) = at(x);
             match r.points(env.nodes, j, x, env.n) {
@@ -292,16 +338,20 @@ fn turn_values(
     (regs, weights)
 }
 
-/// The sweep of region `r`.
-pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region) {
-    let cells = (r.turns > 1).then(|| Cells::of(env, r)).flatten();
+/// The sweep of region `r` (in turn `outer` of the loop around it, if any).
+fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
+    // (Not within a loop of loops: a cell's class would have to hold in every outer turn.)
+    let cells = (r.turns > 1 && r.outer.is_none())
+        .then(|| Cells::of(env, r))
+        .flatten();
+    let straight = Turn { k: None, outer };
     match &cells {
         None if r.turns == 1 => {
-            reverse_turn(b, env, r, None, None, &[]);
+            reverse_turn(b, env, r, straight, None, &[]);
         }
         None => {
             turns(b, r.turns, true, &[], |b, k, _| {
-                reverse_turn(b, env, r, Some(k), None, &[])
+                reverse_turn(b, env, r, Turn { k: Some(k), outer }, None, &[])
             });
         }
         Some(c) => {
@@ -310,14 +360,14 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region) {
             let init: Vec<Value> = c
                 .carried
                 .iter()
-                .map(|&i| load(b, env.adj, None, c.first[i] + last * c.step[i], 0))
+                .map(|&i| load(b, env.adj, straight, c.first[i] + last * c.step[i], (0, 0)))
                 .collect();
             let out = turns(b, r.turns, true, &init, |b, k, carried| {
-                reverse_turn(b, env, r, Some(k), Some(c), carried)
+                reverse_turn(b, env, r, Turn { k: Some(k), outer }, Some(c), carried)
             });
             // Out of the last turn (k = 0), each carried cell's sum.
             for (&i, v) in c.carried.iter().zip(out) {
-                store(b, v, env.adj, None, c.first[i], 0);
+                store(b, v, env.adj, straight, c.first[i], (0, 0));
             }
         }
     }
@@ -450,8 +500,8 @@ fn reverse_turn(
     for j in (0..r.period).rev() {
         let node = r.start + j;
         let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
-        let at = |x: usize| (nd.at[x], step[x]);
-        let (p, q) = (node as i64, r.period as i64);
+        let at = |x: usize| (nd.at[x], (step[x], r.outer_step(j, x)));
+        let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
         let input = nd.forward == Forward::Input;
         let a = match acc[j].take() {
             Some(a) => {
@@ -538,13 +588,13 @@ fn reverse_turn(
         if c.next[i].is_none()
             && let Some(v) = finals[i]
         {
-            store(b, v, env.adj, k, c.first[i], c.step[i]);
+            store(b, v, env.adj, k, c.first[i], (c.step[i], 0));
         }
     }
     for &i in &c.carried {
         let v = match finals[i] {
             Some(v) => v,
-            None => load(b, env.adj, k, c.first[i], c.step[i]),
+            None => load(b, env.adj, k, c.first[i], (c.step[i], 0)),
         };
         out.push(v);
     }

@@ -10,7 +10,7 @@
 use super::shape::Forward;
 use crate::storage::NEG;
 use crate::storage::op_code::{OpCode, binary, unary};
-use crate::storage::program::{Machine, Rule, RuleFn};
+use crate::storage::program::{Form, Machine, Rule, RuleFn};
 use crate::storage::program::{dot, fused, sum, write};
 use crate::sweep::kernel::structural;
 use core::cell::Cell;
@@ -37,6 +37,7 @@ pub(super) struct Frame<'a> {
     nodes: usize,
     args: &'a [u32],
     rules: &'a [Rule<f64>],
+    forms: &'a [Form],
     parents: &'a [u32],
     units: &'a [u32],
     calls: &'a [Forward],
@@ -58,9 +59,12 @@ extern "C" fn eval(frame: *const Frame<'_>, rule: u64, a: u64, b: u64, e: u64, n
     let values = unsafe { core::slice::from_raw_parts_mut(f.values, f.values_len) };
     let partials = unsafe { core::slice::from_raw_parts_mut(f.partials, f.partials_len) };
     let run = || {
-        let Forward::Call { op, form, param } = f.calls[rule as usize] else {
+        let Forward::Call { op, param, .. } = f.calls[rule as usize] else {
             unreachable!("a rule evaluated by a call");
         };
+        // The node's own form: that of `max` and `min` (which operand won) may differ between
+        // the turns of a loop.
+        let form = f.forms[node as usize];
         let (a, b, e, n) = (a as usize, b as usize, e as usize, f.nodes);
         match op {
             OpCode::Sum => sum_apart(values, &f.args[a..a + param as usize]),
@@ -304,6 +308,7 @@ pub(super) struct Arrays<'a> {
     pub adj: &'a mut [f64],
     pub args: &'a [u32],
     pub rules: &'a [Rule<f64>],
+    pub forms: &'a [Form],
     pub parents: &'a [u32],
     pub units: &'a [u32],
 }
@@ -333,6 +338,7 @@ impl Code {
             nodes: l.nodes,
             args: a.args,
             rules: a.rules,
+            forms: a.forms,
             parents: a.parents,
             units: a.units,
             calls: &l.calls,
@@ -350,7 +356,14 @@ impl Code {
 }
 
 impl Machine for Code {
-    fn forward(&self, values: &mut [f64], partials: &mut [f64], args: &[u32], rules: &[Rule<f64>]) {
+    fn forward(
+        &self,
+        values: &mut [f64],
+        partials: &mut [f64],
+        args: &[u32],
+        forms: &[Form],
+        rules: &[Rule<f64>],
+    ) {
         let l = &self.lens;
         assert!(
             (values.len(), partials.len(), args.len(), rules.len())
@@ -367,6 +380,7 @@ impl Machine for Code {
             nodes: l.nodes,
             args,
             rules,
+            forms,
             parents: &[],
             units: &[],
             calls: &l.calls,
@@ -393,6 +407,7 @@ impl Machine for Code {
             nodes: l.nodes,
             args: &[],
             rules: &[],
+            forms: &[],
             parents,
             units,
             calls: &l.calls,

@@ -108,7 +108,7 @@ pub struct CodeStats {
     pub nodes: usize,
     /// Nodes compiled as turns of a loop.
     pub looped: usize,
-    /// Loops.
+    /// Loops in the code (a loop of loops counts itself and each loop in it once).
     pub loops: usize,
     /// Functions the code was cut into.
     pub functions: usize,
@@ -470,6 +470,7 @@ impl Gradient {
                     adj: &mut *adj,
                     args,
                     rules: &p.rules,
+                    forms: &p.forms,
                     parents: d.parents(),
                     units: d.units(),
                 }
@@ -542,10 +543,18 @@ fn build(
         in_bounds(&nodes, r, &lens)
             .map_err(|m| CompileError::Backend(format!("internal error, nothing compiled: {m}")))?;
     }
-    let instructions: usize = regions.iter().map(|r| emit::size(&nodes, r)).sum();
+    // Loops of loops: the code is that of the nests.
+    let nests = shape::nest(&nodes, &regions);
+    let instructions: usize = nests
+        .iter()
+        .flat_map(|nest| &nest.regions)
+        .map(|r| emit::size(&nodes, r))
+        .sum();
     if instructions > MOST_INSTRUCTIONS {
-        let straight = regions
+        let straight = nests
             .iter()
+            .filter(|nest| nest.turns == 1)
+            .flat_map(|nest| &nest.regions)
             .filter(|r| r.turns == 1)
             .map(|r| r.period)
             .sum();
@@ -556,18 +565,18 @@ fn build(
         });
     }
     let mut b = machine::Builder::new().map_err(CompileError::Backend)?;
-    // The regions cut into functions of a bounded size; the sweep runs them last to first.
+    // The nests cut into functions of a bounded size (the sweep runs them last to first).
     let mut cuts = vec![0];
     let mut size = 0;
-    for (i, r) in regions.iter().enumerate() {
-        let s = emit::size(&nodes, r);
+    for (i, nest) in nests.iter().enumerate() {
+        let s: usize = nest.regions.iter().map(|r| emit::size(&nodes, r)).sum();
         if size + s > FUNCTION && size > 0 {
             cuts.push(i);
             size = 0;
         }
         size += s;
     }
-    cuts.push(regions.len());
+    cuts.push(nests.len());
     let rule = |f: Forward| lens.calls.iter().position(|&c| c == f).expect("listed") as i64;
     let flags = y.map(|y| gradient_flags(d, p, &nodes, &regions, y));
     let mode = match &flags {
@@ -576,7 +585,7 @@ fn build(
     };
     let (mut forward, mut reverse) = (Vec::new(), Vec::new());
     for w in cuts.windows(2) {
-        let part = &regions[w[0]..w[1]];
+        let part = &nests[w[0]..w[1]];
         for backwards in [false, true] {
             let id = b
                 .function(|fb, frame, eval, sweep| {
@@ -593,15 +602,16 @@ fn build(
                         rule: &rule,
                         mode,
                     };
+                    let live =
+                        |nest: &&shape::Nest| !nest.regions.iter().all(|r| inputs_only(&nodes, r));
                     if backwards {
-                        part.iter()
-                            .rev()
-                            .filter(|r| !inputs_only(&nodes, r))
-                            .for_each(|r| emit::reverse(fb, &env, r));
+                        for nest in part.iter().rev().filter(live) {
+                            emit::nest(fb, &env, nest, true);
+                        }
                     } else {
-                        part.iter()
-                            .filter(|r| !inputs_only(&nodes, r))
-                            .for_each(|r| emit::forward(fb, &env, r));
+                        for nest in part.iter().filter(live) {
+                            emit::nest(fb, &env, nest, false);
+                        }
                     }
                 })
                 .map_err(CompileError::Backend)?;
@@ -614,13 +624,31 @@ fn build(
         }
     }
     reverse.reverse();
-    let loops: Vec<&Region> = regions.iter().filter(|r| r.turns > 1).collect();
+    let looped = nests
+        .iter()
+        .filter(|nest| nest.turns > 1)
+        .map(|nest| nest.regions.iter().map(|r| r.nodes().len()).sum::<usize>() * nest.turns)
+        .chain(
+            nests
+                .iter()
+                .filter(|nest| nest.turns == 1)
+                .flat_map(|nest| &nest.regions)
+                .filter(|r| r.turns > 1)
+                .map(|r| r.nodes().len()),
+        )
+        .sum();
+    let loops = nests
+        .iter()
+        .map(|nest| {
+            usize::from(nest.turns > 1) + nest.regions.iter().filter(|r| r.turns > 1).count()
+        })
+        .sum();
     let stats = CodeStats {
         bytes: 0,
         time: Duration::ZERO,
         nodes: n,
-        looped: loops.iter().map(|r| r.nodes().len()).sum(),
-        loops: loops.len(),
+        looped,
+        loops,
         functions: forward.len() + reverse.len(),
     };
     let code = b

@@ -24,8 +24,9 @@ use std::collections::HashMap;
 /// product of many terms) is swept by a call.
 pub(super) const MAX_EDGES: usize = 4;
 
-/// The longest body looked for, and how many candidate periods are tried per node.
-const LONGEST_BODY: usize = 512;
+/// The longest body looked for (in nodes, and in regions for a loop of loops), and how many
+/// candidate periods are tried per node. A longer body is found as a loop of loops.
+const LONGEST_BODY: usize = 128;
 const CANDIDATES: usize = 16;
 
 /// The fewest turns, and the fewest nodes, of a stretch compiled as a loop.
@@ -139,7 +140,20 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
             };
             at[LO] = lo as i64;
             let count = hi - lo;
-            let reverse = if count > MAX_EDGES {
+            // The winner of `max` and `min` may change from turn to turn of a loop: one kind
+            // for both, whose call reads the node's form and whose edge the sweep's call
+            // finds.
+            let winner = matches!(op, OpCode::Max | OpCode::Min)
+                && matches!(form, Form::First | Form::Second);
+            let forward = match forward {
+                Forward::Call { op, param, .. } if winner => Forward::Call {
+                    op,
+                    form: Form::First,
+                    param,
+                },
+                other => other,
+            };
+            let reverse = if count > MAX_EDGES || winner {
                 Reverse::Call {
                     unit: is_unit,
                     count: count as u32,
@@ -185,11 +199,32 @@ pub(super) struct Region {
     pub turns: usize,
     /// Per body node, what its indices add per turn.
     pub step: Vec<Index>,
+    /// The loop around this one, where loops are nested (see [`nest`]).
+    pub outer: Option<Outer>,
+}
+
+/// A region's place in the loop around it: the loop's turns, and per turn what the region's
+/// first node and each body node's indices add.
+#[derive(Clone, Debug)]
+pub(super) struct Outer {
+    pub turns: usize,
+    pub nodes: i64,
+    pub step: Vec<Index>,
 }
 
 impl Region {
     pub fn nodes(&self) -> core::ops::Range<usize> {
         self.start..self.start + self.period * self.turns
+    }
+
+    /// What index `x` of body node `j` adds per turn of the loop around (0 if none).
+    pub fn outer_step(&self, j: usize, x: usize) -> i64 {
+        self.outer.as_ref().map_or(0, |o| o.step[j][x])
+    }
+
+    /// The nodes of one turn of the loop around (0 if none).
+    pub fn outer_nodes(&self) -> i64 {
+        self.outer.as_ref().map_or(0, |o| o.nodes)
     }
 
     /// Where index `x` of body node `j` points (`None`: in some turns into the turn, in
@@ -247,6 +282,7 @@ pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
             period: 1,
             turns: 1,
             step: vec![[0; PARENT + MAX_EDGES]],
+            outer: None,
         });
         s = r.nodes().end;
         out.push(r);
@@ -294,6 +330,7 @@ fn repeats(nodes: &[Node], s: usize, p: usize) -> Option<Region> {
         period: p,
         turns,
         step,
+        outer: None,
     };
     let follows = (0..p).all(|j| {
         let node = &nodes[s + j];
@@ -303,4 +340,139 @@ fn repeats(nodes: &[Node], s: usize, p: usize) -> Option<Region> {
             .all(|x| r.points(nodes, j, x, n).is_some())
     });
     follows.then_some(r)
+}
+
+/// Regions of one loop of loops: `regions` (each with its [`Outer`]) repeated `turns` times.
+/// A region that repeats nothing is a nest of itself, of one turn.
+#[derive(Clone, Debug)]
+pub(super) struct Nest {
+    pub regions: Vec<Region>,
+    pub turns: usize,
+}
+
+/// Whether two regions run the same code: the same body (kinds and steps) and turns.
+fn same_shape(nodes: &[Node], a: &Region, b: &Region) -> bool {
+    let kind = |i: usize| (nodes[i].forward, nodes[i].reverse);
+    a.period == b.period
+        && a.turns == b.turns
+        && a.step == b.step
+        && (0..a.period).all(|j| kind(a.start + j) == kind(b.start + j))
+}
+
+/// The regions in loops of loops where their sequence repeats (a mixture's components, a
+/// layer's units: a loop whose turns each hold loops), found as loops are found in the nodes:
+/// each region the one a period before plus a step per index.
+pub(super) fn nest(nodes: &[Node], regions: &[Region]) -> Vec<Nest> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < regions.len() {
+        let mut best: Option<(usize, usize, Vec<Outer>)> = None;
+        let (mut q, mut tried) = (1, 0);
+        while i + 2 * q <= regions.len() && q <= LONGEST_BODY && tried < CANDIDATES {
+            if same_shape(nodes, &regions[i], &regions[i + q])
+                && best.as_ref().is_none_or(|b| q % b.0 != 0)
+            {
+                tried += 1;
+                if let Some((t, outer)) = repeats_regions(nodes, &regions[i..], q) {
+                    let cover = |t: usize, q: usize| {
+                        t * (0..q).map(|m| regions[i + m].nodes().len()).sum::<usize>()
+                    };
+                    if best.as_ref().is_none_or(|b| cover(t, q) > cover(b.1, b.0)) {
+                        best = Some((q, t, outer));
+                    }
+                }
+            }
+            q += 1;
+        }
+        match best {
+            Some((q, t, outer)) => {
+                let inner = regions[i..i + q]
+                    .iter()
+                    .zip(outer)
+                    .map(|(r, o)| Region {
+                        outer: Some(o),
+                        ..r.clone()
+                    })
+                    .collect();
+                out.push(Nest {
+                    regions: inner,
+                    turns: t,
+                });
+                i += q * t;
+            }
+            None => {
+                out.push(Nest {
+                    regions: vec![regions[i].clone()],
+                    turns: 1,
+                });
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The outer turns of `rs[..q]` repeated, and their steps, if at least [`FEWEST_TURNS`]:
+/// every region of turn `t` has the shape of its first, its indices the first's plus `t` times
+/// a step, and each index points where it pointed in the first turn (a body register, or
+/// memory) in the last turn too (so in every turn: the indices move linearly).
+fn repeats_regions(nodes: &[Node], rs: &[Region], q: usize) -> Option<(usize, Vec<Outer>)> {
+    let n = nodes.len();
+    let shift = (rs[q].start - rs[0].start) as i64;
+    let mut outer: Vec<Outer> = Vec::with_capacity(q);
+    for m in 0..q {
+        let (a, b) = (&rs[m], &rs[q + m]);
+        if !same_shape(nodes, a, b) || (b.start - a.start) as i64 != shift {
+            return None;
+        }
+        let step = (0..a.period)
+            .map(|j| {
+                let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
+                core::array::from_fn(|x| v.at[x] - u.at[x])
+            })
+            .collect();
+        outer.push(Outer {
+            turns: 0,
+            nodes: shift,
+            step,
+        });
+    }
+    let mut turns = 2;
+    'turns: while (turns + 1) * q <= rs.len() {
+        let t = turns as i64;
+        for (m, o) in outer.iter().enumerate() {
+            let (a, b) = (&rs[m], &rs[turns * q + m]);
+            if !same_shape(nodes, a, b) || (b.start - a.start) as i64 != t * shift {
+                break 'turns;
+            }
+            for j in 0..a.period {
+                let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
+                if (0..u.at.len()).any(|x| v.at[x] != u.at[x] + t * o.step[j][x]) {
+                    break 'turns;
+                }
+            }
+        }
+        turns += 1;
+    }
+    if turns < FEWEST_TURNS {
+        return None;
+    }
+    let last = &rs[(turns - 1) * q..turns * q];
+    for (m, o) in outer.iter_mut().enumerate() {
+        o.turns = turns;
+        let (a, z) = (&rs[m], &last[m]);
+        for j in 0..a.period {
+            let nd = &nodes[a.start + j];
+            let follows = nd
+                .operands()
+                .iter()
+                .copied()
+                .chain(nd.parents())
+                .all(|x| a.points(nodes, j, x, n) == z.points(nodes, j, x, n));
+            if !follows {
+                return None;
+            }
+        }
+    }
+    Some((turns, outer))
 }

@@ -231,6 +231,7 @@ fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>) -> bo
         derived,
         values,
         rules,
+        forms,
         ..
     } = p;
     let Some(Native(m)) = derived.get::<Native>() else {
@@ -243,7 +244,7 @@ fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>) -> bo
     let (Some(d), Some(values), Some(rules)) = (d, values, rules) else {
         unreachable!("machine code for a recording not of f64");
     };
-    m.forward(values, d.partials_mut(), &c.args, rules);
+    m.forward(values, d.partials_mut(), &c.args, forms, rules);
     true
 }
 

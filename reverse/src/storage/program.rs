@@ -202,8 +202,15 @@ impl<T: Copy> Program<T> {
 pub(crate) trait Machine: Send + Sync + 'static {
     /// Every node's value and partials but the inputs', whose values `values` holds already
     /// (the constants follow the nodes in it); `args` are the n-ary nodes' operands as indices
-    /// into `values`.
-    fn forward(&self, values: &mut [f64], partials: &mut [f64], args: &[u32], rules: &[Rule<f64>]);
+    /// into `values`; `forms` and `rules` the program's.
+    fn forward(
+        &self,
+        values: &mut [f64],
+        partials: &mut [f64],
+        args: &[u32],
+        forms: &[Form],
+        rules: &[Rule<f64>],
+    );
     /// The adjoint sweep of every node: `adj`, one per node, holds the seeds (none `−0`).
     fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]);
     /// Bytes of machine code.

@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 use reverse::{Recording, ReplayError, Tape, Var};
 use shared_ops::Op;
-use test_support::programs::{Binary, Program, Shape, Unary, cases, programs};
+use test_support::programs::{Binary, Instr, Program, Shape, Unary, cases, programs};
 
 /// The bits of each number, every NaN as one (Rust leaves a NaN's sign and payload
 /// unspecified).
@@ -125,6 +125,76 @@ proptest! {
         let record = |xs: &[Var]| p.values(xs);
         compiled_agrees(&x, &points, &record, 2)?;
     }
+}
+
+/// `body` in a loop of loops: row `r` of `rows` runs `body` `cols` times, each turn on the
+/// row's parameter (input `r`) and the turn's own inputs, then sums the row's results (one node
+/// of many edges); the rows' sums are summed last. As a mixture's components, or a layer's
+/// units, record.
+fn nested(body: &Program, rows: usize, cols: usize) -> impl Fn(&[Var]) -> Vec<Var> + '_ {
+    move |xs: &[Var]| {
+        let (params, data) = xs.split_at(rows);
+        let mut all = Vec::new();
+        let mut sums = Vec::new();
+        for (r, &param) in params.iter().enumerate() {
+            let mut results = Vec::new();
+            for c in 0..cols {
+                let at = r * cols + c;
+                let mut window = vec![param];
+                window.extend_from_slice(&data[at..at + body.n - 1]);
+                let v = body.values(&window);
+                results.push(*v.last().expect("a value"));
+                all.extend(v);
+            }
+            let s: Var = results.iter().copied().sum();
+            sums.push(s);
+            all.push(s);
+        }
+        all.push(sums.iter().copied().sum());
+        all
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(300)))]
+
+    /// Loops of loops: rows of turns of a random body, compiled as a loop of loops where its
+    /// turns record the same operations.
+    #[test]
+    fn compiled_loops_of_loops_equal_interpreted_ones_bit_for_bit(
+        (p, rows, cols, x, points) in programs(Shape { inputs: 2..=3, instrs: 1..8, ..shape() })
+            .prop_flat_map(|p| (Just(p), 3..6usize, 3..60usize))
+            .prop_flat_map(|(p, rows, cols)| {
+                let n = rows + rows * cols + p.n;
+                (Just(p), Just(rows), Just(cols), point(n), prop::collection::vec(point(n), 1..3))
+            }),
+    ) {
+        let record = nested(&p, rows, cols);
+        compiled_agrees(&x, &points, &record, 1)?;
+    }
+}
+
+/// A smooth body in rows of turns longer than the longest body looked for is one loop of
+/// loops: the code of one row's loop.
+#[test]
+fn a_loop_of_loops_is_compiled_once() {
+    let body = Program {
+        n: 3,
+        instrs: vec![
+            Instr::Binary(Binary::Sub, 1, 0),
+            Instr::Binary(Binary::Mul, 3, 3),
+            Instr::Binary(Binary::Mul, 4, 2),
+        ],
+        outputs: vec![5],
+    };
+    let (rows, cols) = (40, 100);
+    let n = rows + rows * cols + 2;
+    let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+    let points = vec![x.iter().map(|v| v * 1.1).collect::<Vec<f64>>()];
+    let record = nested(&body, rows, cols);
+    let code = compiled_agrees(&x, &points, &record, 1).unwrap();
+    assert!(code.looped * 10 >= code.nodes * 9, "{code:?}");
+    assert!(code.loops >= 2 && code.bytes < 16 << 10, "{code:?}");
 }
 
 proptest! {
