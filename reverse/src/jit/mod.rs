@@ -133,6 +133,9 @@ pub enum CompileError {
     Replay(ReplayError),
     /// Only recordings of `f64` are compiled; this one is of another number type.
     NumberType(&'static str),
+    /// The output whose gradient was asked for is a constant (it depends on no input): there
+    /// is nothing to compile.
+    Constant,
     /// Cranelift has no backend for this processor, or failed: the message says which.
     Backend(String),
     /// The recording has more nodes than the compiler takes ([`MOST_NODES`]).
@@ -173,6 +176,10 @@ impl fmt::Display for CompileError {
                 "only recordings of f64 are compiled, this one is of {t}; it runs interpreted"
             ),
             CompileError::Backend(m) => write!(f, "{m}; the recording runs interpreted"),
+            CompileError::Constant => write!(
+                f,
+                "the output is a constant (it depends on no input): its gradient is zero"
+            ),
             CompileError::TooManyNodes { nodes, limit } => write!(
                 f,
                 "the recording has {nodes} nodes, more than the {limit} the compiler takes; it \
@@ -321,11 +328,11 @@ impl Recording<f64> {
     /// ```
     pub fn compile_gradient(&mut self, y: crate::Var<f64>) -> Result<CodeStats, CompileError> {
         let start = Instant::now();
-        self.check_own(y);
-        let Some(y) = y.node() else {
-            // A constant: no node to seed.
-            return Err(CompileError::Replay(ReplayError::NotReplayable));
+        let Some(node) = y.node() else {
+            return Err(CompileError::Constant);
         };
+        self.check_own(y);
+        let y = node;
         let mut stats = self.with_data_mut(|d| {
             let mut p = d.program.take().ok_or(ReplayError::NotReplayable)?;
             let out = build(d, &mut p, Some(y)).map(|(code, stats)| {

@@ -190,12 +190,19 @@ proptest! {
         let gd = tape.gradient(after(d, xs[0])).wrt_all(&xs);
         let gf = tape.gradient(after(f, xs[0])).wrt_all(&xs);
         // Through `after`: its derivative scales the dot's terms, and x₀ has a term of its own.
+        // The two orders of summation round the dot's value apart by up to its terms'
+        // magnitude (`size`, in units of 1e-14), and `after`'s derivative moves with that
+        // value: by up to x₀² + 2 per unit for the dot's terms, 1 + |dv·x₀| for x₀'s own.
         let (dv, x0) = (d.value(), x[0]);
         let outer = (x0 * (dv * x0).cos()).abs() + 2.0 * dv.abs();
+        let size: f64 = av.iter().zip(&bv).map(|(p, q)| (p * q).abs()).sum();
         let scale: Vec<f64> = terms
             .iter()
             .enumerate()
-            .map(|(j, t)| outer * t + if j == 0 { (dv * (dv * x0).cos()).abs() } else { 0.0 })
+            .map(|(j, t)| {
+                let own = if j == 0 { (dv * (dv * x0).cos()).abs() + 1.0 + (dv * x0).abs() } else { 0.0 };
+                outer * t + own + size * ((x0 * x0 + 2.0) * t + own)
+            })
             .collect();
         prop_assert!(close_to_terms(&gd, &gf, &scale), "dot {gd:?} vs binary {gf:?}");
         let g = tape.gradient(d).wrt_all(&xs);
