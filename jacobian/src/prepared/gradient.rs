@@ -38,7 +38,8 @@ pub enum Preparation {
     /// a call record afresh. [`Auto`](Preparation::Auto) chooses it where the compiled calls
     /// are faster, and the plan says after how many calls the compile time is repaid. Without
     /// the feature, or where the recording cannot be compiled, it re-evaluates interpreted and
-    /// the plan says why.
+    /// the plan says why; a recording of more nodes than the compiler takes
+    /// (`reverse::jit::MOST_NODES`) is recorded afresh at each call instead, as by `Record`.
     Compile,
 }
 
@@ -241,9 +242,21 @@ impl<F: Function> PreparedGradient<F> {
                     Preparation::EXTRA_BYTES >> 20
                 ),
             ),
+            // More nodes than the compiler takes: a replayable recording would only cost
+            // memory, so the calls record afresh.
+            #[cfg(feature = "jit")]
+            Preparation::Compile if plain.rec.stats().nodes > reverse::jit::MOST_NODES => (
+                Preparation::Record,
+                format!(
+                    "chosen by the caller, but its {} nodes are more than the {} the compiler \
+                     takes",
+                    plain.rec.stats().nodes,
+                    reverse::jit::MOST_NODES
+                ),
+            ),
             chosen => (chosen, "chosen by the caller".to_string()),
         };
-        let compile = preparation == Preparation::Compile
+        let compile = (preparation == Preparation::Compile && strategy != Preparation::Record)
             || (preparation == Preparation::Auto && strategy == Preparation::Reevaluate);
         let strategy = match strategy {
             Preparation::Compile => Preparation::Reevaluate, // until compiled below
