@@ -35,6 +35,8 @@
 //! | `tensor` | [`tensor`]: ndarray tensors with `backward()` and optimisers, and [`Tensor`] and [`ndarray`] at the root |
 //! | `levenberg-marquardt` | [`solvers::LeastSquares`]: a residual `Function` as a `levenberg-marquardt` problem |
 //! | `argmin` | [`solvers::Problem`]: a `Function`'s cost, gradient, Hessian and Jacobian for `argmin`'s solvers |
+//! | `jit` | recordings compiled to machine code with Cranelift (`reverse::jit`, `Recording::compile_gradient`), and [`Preparation::Compile`] |
+//! | `nalgebra_v0_34` | nalgebra 0.33 and 0.34's `RealField` for every AD number, beside 0.35's |
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
