@@ -201,6 +201,20 @@ pub(super) fn nest(b: &mut FunctionBuilder, env: &Env, nest: &super::shape::Nest
 fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
     if r.turns == 1 {
         forward_turn(b, env, r, Turn { k: None, outer });
+    } else if let Some((j, sum)) = r.fold {
+        // The sum carried from turn to turn: −0 + t₀ is t₀ (whatever its sign), then the
+        // terms in order, as the sum node adds them.
+        let init = b.ins().f64const(-0.0);
+        let total = turns(b, r.turns, false, &[init], |b, k, carried| {
+            let (regs, _) = turn_values(b, env, r, Turn { k: Some(k), outer }, false);
+            let t = regs[j].expect("a folded term is computed in its turn");
+            vec![b.ins().fadd(carried[0], t)]
+        });
+        let here = Turn { k: None, outer };
+        store(b, total[0], env.values, here, sum as i64, (0, 0));
+        // Its adjoint starts at zero (the seeds and later terms are added in memory).
+        let zero = b.ins().f64const(0.0);
+        store(b, zero, env.adj, here, sum as i64, (0, 0));
     } else {
         turns(b, r.turns, false, &[], |b, k, _| {
             forward_turn(b, env, r, Turn { k: Some(k), outer });
@@ -285,7 +299,8 @@ fn turn_values(
             }
         };
         let value = match nd.forward {
-            Forward::Input => continue,
+            // (A folded sum's value is stored by its loop.)
+            Forward::Input | Forward::Folded => continue,
             Forward::Inline(kernel) => {
                 let x = operand(b, A);
                 let y = if kernel == Kernel::Neg {
@@ -345,13 +360,17 @@ fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>)
         .then(|| Cells::of(env, r))
         .flatten();
     let straight = Turn { k: None, outer };
+    // A folded sum's adjoint: each turn's term starts from it (0 + ā, ā never −0).
+    let seed = r
+        .fold
+        .map(|(j, sum)| (j, load(b, env.adj, straight, sum as i64, (0, 0))));
     match &cells {
         None if r.turns == 1 => {
-            reverse_turn(b, env, r, straight, None, &[]);
+            reverse_turn(b, env, r, straight, None, &[], None);
         }
         None => {
             turns(b, r.turns, true, &[], |b, k, _| {
-                reverse_turn(b, env, r, Turn { k: Some(k), outer }, None, &[])
+                reverse_turn(b, env, r, Turn { k: Some(k), outer }, None, &[], seed)
             });
         }
         Some(c) => {
@@ -363,7 +382,15 @@ fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>)
                 .map(|&i| load(b, env.adj, straight, c.first[i] + last * c.step[i], (0, 0)))
                 .collect();
             let out = turns(b, r.turns, true, &init, |b, k, carried| {
-                reverse_turn(b, env, r, Turn { k: Some(k), outer }, Some(c), carried)
+                reverse_turn(
+                    b,
+                    env,
+                    r,
+                    Turn { k: Some(k), outer },
+                    Some(c),
+                    carried,
+                    seed,
+                )
             });
             // Out of the last turn (k = 0), each carried cell's sum.
             for (&i, v) in c.carried.iter().zip(out) {
@@ -473,6 +500,7 @@ fn reverse_turn(
     k: Turn,
     cells: Option<&Cells>,
     carried: &[Value],
+    seed: Option<(usize, Value)>,
 ) -> Vec<Value> {
     let carry =
         (0..r.period).all(|j| !matches!(env.nodes[r.start + j].reverse, Reverse::Call { .. }));
@@ -486,6 +514,9 @@ fn reverse_turn(
         Mode::Gradient { outside, .. } => any_turn(outside, r, j),
     };
     let mut acc: Vec<Option<Value>> = vec![None; r.period];
+    if let Some((j, a)) = seed {
+        acc[j] = Some(a);
+    }
     let zero = b.ins().f64const(0.0);
     let nothing = b.ins().f64const(-0.0);
     // Per class of cells, its sum in this turn so far.

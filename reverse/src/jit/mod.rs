@@ -50,7 +50,9 @@
 //! code grows with the number of distinct bodies, not with the recording. Within a turn, the
 //! values and adjoints of the body's nodes are carried in registers, and so are the adjoints
 //! of what the loop reads from before it (its inputs, its parameters), from one turn to the
-//! next; the rest of the recording is compiled node by node. [`CodeStats`] says how much of
+//! next; a compiled gradient also adds up in the loop a sum taken over its turns (the terms of
+//! Rosenbrock's function), in the sum's order. The rest of the recording is compiled node by
+//! node. [`CodeStats`] says how much of
 //! the recording is in loops. A recording that repeats too little of itself (a recursion, such
 //! as the determinant by minors; loops nested in loops, which are found one level deep) would
 //! need more code than [`MOST_INSTRUCTIONS`]: it is refused, and runs interpreted.
@@ -550,8 +552,13 @@ fn build(
         in_bounds(&nodes, r, &lens)
             .map_err(|m| CompileError::Backend(format!("internal error, nothing compiled: {m}")))?;
     }
-    // Loops of loops: the code is that of the nests.
-    let nests = shape::nest(&nodes, &regions);
+    // Loops of loops: the code is that of the nests; a gradient folds its loops' sums.
+    let mut nests = shape::nest(&nodes, &regions);
+    let mut nodes = nodes;
+    if let Some(y) = y {
+        fold_sums(d, p, &mut nodes, &mut nests, y);
+    }
+    let nodes = nodes;
     let instructions: usize = nests
         .iter()
         .flat_map(|nest| &nest.regions)
@@ -692,7 +699,8 @@ fn gradient_flags(
     mark(&mut outside, y);
     for (i, nd) in nodes.iter().enumerate() {
         match nd.forward {
-            Forward::Input => outside[i] = true,
+            // An input's adjoint is the gradient; a folded sum's is read by its loop.
+            Forward::Input | Forward::Folded => outside[i] = true,
             // A call reads its operands from memory.
             Forward::Call { op, form, param } => {
                 if form == crate::storage::program::Form::Many {
@@ -767,6 +775,78 @@ fn gradient_flags(
         }
     }
     (keep, outside)
+}
+
+/// Folds into their loops the sums of one body node over every turn (see `Region::fold`):
+/// where a loop of the top level (not in a loop of loops) has a body node read only by one
+/// sum node, itself a region of its own, whose operands are exactly that node's values turn by
+/// turn, and none of them is the output `y` (whose seed is another term).
+fn fold_sums(
+    d: &TapeData<f64>,
+    p: &Program<f64>,
+    nodes: &mut [Node],
+    nests: &mut [shape::Nest],
+    y: u32,
+) {
+    use crate::storage::program::CONST;
+    let n = nodes.len();
+    // Each node's only reader (NONE: none, or several).
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    let mut reader = vec![NONE; n];
+    let (parent, unit) = (d.parents(), d.units());
+    for (v, edges) in d.walk_back(n) {
+        let read = match edges {
+            crate::storage::Edges::Weighted(lo, hi) => &parent[lo..hi],
+            crate::storage::Edges::Unit(lo, hi) => &unit[lo..hi],
+        };
+        for &u in read {
+            let r = &mut reader[(u & !crate::storage::NEG) as usize];
+            *r = if *r == NONE { v as u32 } else { MANY };
+        }
+    }
+    // Nodes that are regions of their own at the top level.
+    let mut alone = vec![false; n];
+    for nest in nests.iter() {
+        if let [r] = &nest.regions[..]
+            && nest.turns == 1
+            && r.turns == 1
+        {
+            alone[r.start] = true;
+        }
+    }
+    for nest in nests.iter_mut().filter(|nest| nest.turns == 1) {
+        let [r] = &mut nest.regions[..] else { continue };
+        if r.turns < 2 {
+            continue;
+        }
+        let found = (0..r.period).find_map(|j| {
+            let sum = reader[r.start + j];
+            let ok = (sum as usize) < n
+                && alone[sum as usize]
+                && sum as usize >= r.nodes().end
+                && matches!(nodes[sum as usize].forward,
+                    Forward::Call { op: crate::storage::op_code::OpCode::Sum, param, .. }
+                        if param as usize == r.turns)
+                && (0..r.turns).all(|k| {
+                    let t = r.start + k * r.period + j;
+                    reader[t] == sum && t != y as usize
+                })
+                && {
+                    let [a, len] = p.operands[sum as usize];
+                    let args = &p.args[a as usize..(a + len) as usize];
+                    args.iter()
+                        .enumerate()
+                        .all(|(k, &x)| x & CONST == 0 && x as usize == r.start + k * r.period + j)
+                };
+            ok.then_some((j, sum as usize))
+        });
+        if let Some((j, sum)) = found {
+            r.fold = Some((j, sum));
+            nodes[sum].forward = Forward::Folded;
+            nodes[sum].reverse = shape::Reverse::Unit(0, 0);
+        }
+    }
 }
 
 /// Whether region `r` holds inputs only, for which neither pass has anything to do (the

@@ -43,6 +43,9 @@ pub(super) enum Forward {
     /// A rule evaluated by a call (`param`: the operands of an n-ary node, or `powi`'s
     /// exponent; else 0).
     Call { op: OpCode, form: Form, param: u32 },
+    /// A sum of one body node over every turn of a loop before it, which that loop adds up as
+    /// it goes (see [`Region::fold`]): nothing to do here.
+    Folded,
 }
 
 /// What the sweep adds at a node.
@@ -201,6 +204,11 @@ pub(super) struct Region {
     pub step: Vec<Index>,
     /// The loop around this one, where loops are nested (see [`nest`]).
     pub outer: Option<Outer>,
+    /// `(j, sum)`: body node `j`'s values over the turns are the operands, in order, of the
+    /// sum node `sum` after the loop, their only reader. The loop adds them up in a register
+    /// (in that order) and hands the sum's adjoint to each turn, so they never go through
+    /// memory.
+    pub fold: Option<(usize, usize)>,
 }
 
 /// A region's place in the loop around it: the loop's turns, and per turn what the region's
@@ -283,6 +291,7 @@ pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
             turns: 1,
             step: vec![[0; PARENT + MAX_EDGES]],
             outer: None,
+            fold: None,
         });
         s = r.nodes().end;
         out.push(r);
@@ -331,6 +340,7 @@ fn repeats(nodes: &[Node], s: usize, p: usize) -> Option<Region> {
         turns,
         step,
         outer: None,
+        fold: None,
     };
     let follows = (0..p).all(|j| {
         let node = &nodes[s + j];

@@ -56,6 +56,33 @@ fn compiled_agrees(
         .compile()
         .expect("a replayable recording of f64 compiles");
     let (outs, outs2) = (&vs[vs.len() - outputs..], &vs2[vs2.len() - outputs..]);
+    // The gradient of the last output by its own code, against the interpreter's.
+    let (mut gradient, _, vs3) = recording(x, record);
+    let y3 = vs3[vs3.len() - 1];
+    if !y3.is_constant() {
+        gradient
+            .compile_gradient(y3)
+            .expect("a replayable recording of f64 compiles");
+        let (mut reference, xs4, vs4) = recording(x, record);
+        let y4 = vs4[vs4.len() - 1];
+        for p in points.iter().map(|p| &p[..]).chain(core::iter::once(x)) {
+            let mut g = vec![0.0; x.len()];
+            let got = gradient.gradient_at(p, &mut g);
+            let want = reference
+                .reevaluate(p)
+                .map(|()| (reference.value(y4), reference.gradient(y4).wrt_all(&xs4)));
+            match (got, want) {
+                (Ok(v), Ok((v2, g2))) => {
+                    prop_assert_eq!(bits([v]), bits([v2]), "value at {:?}", p);
+                    prop_assert_eq!(bits(g.iter().copied()), bits(g2), "gradient at {:?}", p);
+                }
+                (Err(e), Err(e2)) => prop_assert_eq!(e, e2, "at {:?}", p),
+                (got, want) => prop_assert!(false, "at {:?}: {:?} vs {:?}", p, got, want),
+            }
+            // The recording itself stays at the point it was recorded at.
+            prop_assert_eq!(bits([gradient.value(y3)]), bits([y3.value()]));
+        }
+    }
     for p in core::iter::once(x).chain(points.iter().map(|p| &p[..])) {
         let (a, b): (Result<(), ReplayError>, _) =
             (interpreted.reevaluate(p), compiled.reevaluate(p));
