@@ -5,7 +5,7 @@
 //! `gmm_d=64_k=100_n=1000`, `kmeans_k=100_n=1000_d=8`. Ids: `f64` (the plain function), `reverse_gradient`
 //! (`jacobian::gradient`: one recording and one sweep), `compiled_gradient` (a
 //! `PreparedGradient` by `Preparation::Compile`: the gradient compiled to machine code, where
-//! the replayable recording fits `Preparation::Auto`'s budget and compiles); with `--features peers` also
+//! the recording compiles); with `--features peers` also
 //! `echidna_reverse` (`echidna::grad`, its Adept-style tape) and `echidna_bytecode`
 //! (`echidna::record` and one `gradient` of the bytecode tape). Every peer's gradient is checked
 //! against ours before it is timed. The k-means group times the suite's `dir` (a Newton step:
@@ -33,16 +33,9 @@ fn ours<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64])
         b.iter(|| jacobian::gradient(f, black_box(x)).unwrap())
     });
     let (_, g) = jacobian::gradient(f, x).unwrap();
-    // Compiled (feature `jit`): the gradient by machine code, where a replayable recording
-    // fits the budget that `Preparation::Auto` gives one (a larger one records afresh).
+    // Compiled (feature `jit`): the gradient by machine code, where the recording compiles (a
+    // recording past the compiler's limit is recorded afresh instead, and not timed here).
     use jacobian::{Preparation, PreparedGradient};
-    let plain = PreparedGradient::with(f, x, Preparation::Record).unwrap();
-    let fits =
-        Preparation::PROGRAM_FACTOR * plain.plan().recording_bytes <= Preparation::EXTRA_BYTES;
-    drop(plain);
-    if !fits {
-        return g;
-    }
     let mut p = PreparedGradient::with(f, x, Preparation::Compile).unwrap();
     eprintln!("compiled: {}", p.plan());
     if p.plan().code_bytes > 0 {
