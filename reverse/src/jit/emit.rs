@@ -8,6 +8,7 @@
 //! is `w · ā`, or `−0` where `w` or `ā` is zero (the structural zero of
 //! [`structural`](crate::sweep::kernel::structural), as a select).
 
+use super::cells::Cells;
 use super::shape::{A, B, E, Forward, Index, LO, Node, PARENT, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -357,7 +358,7 @@ fn turn_values(
 fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
     // (Not within a loop of loops: a cell's class would have to hold in every outer turn.)
     let cells = (r.turns > 1 && r.outer.is_none())
-        .then(|| Cells::of(env, r))
+        .then(|| Cells::of(env.nodes, env.n, r))
         .flatten();
     let straight = Turn { k: None, outer };
     // A folded sum's adjoint: each turn's term starts from it (0 + ā, ā never −0).
@@ -397,95 +398,6 @@ fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>)
                 store(b, v, env.adj, straight, c.first[i], (0, 0));
             }
         }
-    }
-}
-
-/// The adjoints before a loop that its turns add to (through memory, as `Points::Memory`
-/// parents): grouped in *classes*, each edge's cell `first + k · step` in turn `k`, summed in a
-/// register within a turn; and where class `c + step` (its successor) adds to the cell of `c`
-/// one turn later, as a loop's neighbours do (Rosenbrock's `xᵢ₊₁` and `xᵢ`), carried in a
-/// register to that turn instead of stored and loaded. The terms are added in the plain
-/// sweep's order still: a cell's terms of turn `k + 1` before those of turn `k`.
-struct Cells {
-    step: Vec<i64>,
-    first: Vec<i64>,
-    /// Per class, its successor and predecessor, if the body has them (a class of step 0 is
-    /// both of itself).
-    next: Vec<Option<usize>>,
-    prev: Vec<Option<usize>>,
-    /// The classes with a successor, in the order the loop carries them.
-    carried: Vec<usize>,
-    /// Per body node and parent index, its class.
-    of: std::collections::HashMap<(usize, usize), usize>,
-}
-
-impl Cells {
-    /// The cells of region `r`, if every memory parent of its body is before the region, no
-    /// call sweeps in it, and classes of different chains never reach one cell.
-    fn of(env: &Env, r: &Region) -> Option<Cells> {
-        let (s, last) = (r.start as i64, r.turns as i64 - 1);
-        let mut c = Cells {
-            step: Vec::new(),
-            first: Vec::new(),
-            next: Vec::new(),
-            prev: Vec::new(),
-            carried: Vec::new(),
-            of: Default::default(),
-        };
-        for j in 0..r.period {
-            let nd = &env.nodes[r.start + j];
-            if matches!(nd.reverse, Reverse::Call { .. }) {
-                return None;
-            }
-            for x in nd.parents() {
-                if r.points(env.nodes, j, x, env.n) != Some(Points::Memory) {
-                    continue;
-                }
-                let (first, step) = (nd.at[x], r.step[j][x]);
-                if first >= s || first + last * step >= s {
-                    return None; // a node of the loop itself
-                }
-                let class = (0..c.step.len())
-                    .find(|&i| (c.step[i], c.first[i]) == (step, first))
-                    .unwrap_or_else(|| {
-                        c.step.push(step);
-                        c.first.push(first);
-                        c.step.len() - 1
-                    });
-                c.of.insert((j, x), class);
-            }
-        }
-        let find = |step: i64, first: i64| {
-            (0..c.step.len()).find(|&i| (c.step[i], c.first[i]) == (step, first))
-        };
-        c.next = (0..c.step.len())
-            .map(|i| find(c.step[i], c.first[i] + c.step[i]))
-            .collect();
-        c.prev = (0..c.step.len())
-            .map(|i| find(c.step[i], c.first[i] - c.step[i]))
-            .collect();
-        c.carried = (0..c.step.len()).filter(|&i| c.next[i].is_some()).collect();
-        // Chains (classes joined by successors) must reach disjoint cells: their ranges apart.
-        let mut chain: Vec<usize> = (0..c.step.len()).collect();
-        for i in 0..c.step.len() {
-            if let Some(n) = c.next[i] {
-                let (a, b) = (chain[i], chain[n]);
-                chain.iter_mut().filter(|x| **x == b).for_each(|x| *x = a);
-            }
-        }
-        let mut ranges: std::collections::HashMap<usize, (i64, i64)> = Default::default();
-        for (i, &whose) in chain.iter().enumerate() {
-            let end = c.first[i] + last * c.step[i];
-            let (lo, hi) = (c.first[i].min(end), c.first[i].max(end));
-            let e = ranges.entry(whose).or_insert((lo, hi));
-            *e = (e.0.min(lo), e.1.max(hi));
-        }
-        let mut spans: Vec<(i64, i64)> = ranges.into_values().collect();
-        spans.sort();
-        if spans.windows(2).any(|w| w[1].0 <= w[0].1) {
-            return None;
-        }
-        Some(c)
     }
 }
 
