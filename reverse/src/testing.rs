@@ -3,8 +3,8 @@
 use crate::{Recording, Tape, Var};
 
 /// Rosenbrock's function of n inputs (the benchmark's input, `workloads::rosenbrock` written
-/// out), recorded on a replayable tape and re-evaluated once, so that its levels, schedule and
-/// runs are built; with its inputs and its value.
+/// out), recorded on a replayable tape and re-evaluated once, so that its prepared program and
+/// its schedule are built; with its inputs and its value.
 pub fn rosenbrock_replayed(n: usize) -> (Recording, Vec<Var>, Var) {
     let x0: Vec<f64> = (0..n).map(|i| 0.5 + 0.01 * (i % 100) as f64).collect();
     let tape = Tape::replayable();

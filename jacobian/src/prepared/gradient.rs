@@ -293,8 +293,7 @@ impl<F: Function> PreparedGradient<F> {
             last: Replay::Recorded,
             rerecords: 0,
         };
-        // One call now builds what the calls re-use: the compiled program, the sweep's
-        // schedule, the adjoints.
+        // One call now builds what the calls re-use: the prepared program, the adjoints.
         p.gradient(x)?;
         if compile {
             p.compile(x, preparation == Preparation::Auto)?;
@@ -345,7 +344,7 @@ impl<F: Function> PreparedGradient<F> {
         }
         let r = self.recorded.as_mut().expect("kept between calls");
         let y = r.ys[0];
-        // Only the inputs' adjoints: the sweep may leave out the nodes its schedule bypasses.
+        // Only the inputs' adjoints, the sweep's buffer kept for the next call.
         let g = r
             .rec
             .sweep_wrt_with(&[(y, 1.0)], &r.xs, &mut r.work.adjoints);

@@ -7,7 +7,6 @@ use super::report::{CodeStats, CompileError};
 use super::shape::{self, Forward, Index, Node, Region};
 use crate::storage::TapeData;
 use crate::storage::program::{Native, Program};
-use crate::sweep::schedule::Schedule;
 use core::time::Duration;
 
 /// The most instructions (estimated) in one compiled function: the register allocator's time
@@ -26,8 +25,6 @@ pub const MOST_NODES: usize = 1 << 22;
 pub(super) fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, CompileError> {
     let (code, stats) = build(d, p, None)?;
     p.derived.put(Native(Box::new(code)));
-    // The compiled sweep replaces the schedule's.
-    p.derived.take::<Schedule>();
     Ok(stats)
 }
 

@@ -78,7 +78,6 @@ pub use report::{CodeStats, CompileError};
 use crate::replay::ReplayError;
 use crate::storage::TapeData;
 use crate::storage::program::Native;
-use crate::sweep::schedule::Schedule;
 use crate::tape::Recording;
 use build::{build, compile};
 use core::any::Any;
@@ -152,16 +151,11 @@ impl<T: Op> Recording<T> {
     /// ```
     pub fn forget_code(&mut self) {
         self.with_data_mut(|d| {
-            let Some(mut p) = d.program.take() else {
-                return;
-            };
-            p.derived.take::<Gradient>();
-            if p.derived.take::<Native>().is_some() {
+            if let Some(p) = d.program.as_mut() {
+                p.derived.take::<Gradient>();
+                p.derived.take::<Native>();
                 p.derived.take::<Stats>();
-                // The interpreter's sweep order, which compiling dropped.
-                p.derived.put(Schedule::of(d));
             }
-            d.program = Some(p);
         });
     }
 

@@ -2,7 +2,7 @@
 //! writing every partial into the edge the recording gave it, so that the sweeps that follow
 //! are the ones a fresh recording would make.
 
-use super::compile::{Code, Compiled, Kernel};
+use super::compile::{Compiled, Kernel};
 use super::error::{self, GuardFailure, ReplayError};
 use crate::storage::TapeData;
 use crate::storage::op_code::{binary, unary};
@@ -114,50 +114,10 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
         // and first edge, and stores it.
         macro_rules! each {
             (|$a:ident, $b:ident, $e:ident| $value:expr) => {{
-                match g.step {
-                    // A run with one step (see `Group::step`): each node's code is the one
-                    // before plus the step, computed instead of loaded.
-                    Some(step) if run_agrees(nodes, step) => {
-                        let mut code = nodes[0];
-                        let mut k = 0;
-                        macro_rules! next {
-                            () => {{
-                                debug_assert_eq!(code, nodes[k]);
-                                let ($a, $b, $e, node) = code.parts();
-                                let v = $value;
-                                set!(values[node] = v);
-                                code = code.add(step);
-                                k += 1;
-                            }};
-                        }
-                        for _ in 0..nodes.len() / 4 {
-                            next!();
-                            next!();
-                            next!();
-                            next!();
-                        }
-                        for _ in 0..nodes.len() % 4 {
-                            next!();
-                        }
-                        let _ = k;
-                    }
-                    _ => {
-                        // Four at a time: the nodes of a group are independent, and the loop's
-                        // own instructions are a large share of a node's.
-                        let mut quads = nodes.chunks_exact(4);
-                        for q in &mut quads {
-                            for k in q {
-                                let ($a, $b, $e, node) = k.parts();
-                                let v = $value;
-                                set!(values[node] = v);
-                            }
-                        }
-                        for k in quads.remainder() {
-                            let ($a, $b, $e, node) = k.parts();
-                            let v = $value;
-                            set!(values[node] = v);
-                        }
-                    }
+                for k in nodes {
+                    let ($a, $b, $e, node) = k.parts();
+                    let v = $value;
+                    set!(values[node] = v);
                 }
             }};
         }
@@ -246,17 +206,4 @@ fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>) -> bo
     };
     m.forward(values, d.partials_mut(), &c.args, forms, rules);
     true
-}
-
-/// Whether a run's last code is its first plus its steps: the construction of the run, which
-/// its loop relies on, checked where it is used (a run that failed it would be evaluated from
-/// its stored codes).
-fn run_agrees(run: &[Code], step: Code) -> bool {
-    let last = run[0].add_times(step, run.len() - 1);
-    debug_assert_eq!(
-        last,
-        run[run.len() - 1],
-        "a run's last code not its first plus its steps"
-    );
-    last == run[run.len() - 1]
 }

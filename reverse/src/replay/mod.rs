@@ -51,19 +51,17 @@
 //! The first re-evaluation prepares the recording (once): each node's kernel and operands as
 //! plain indices, the nodes grouped by level so that one loop evaluates many nodes of one
 //! operation (see `compile.rs`), and, on a tape of `f64`, the *schedule* of its sweeps, the
-//! edges in an order that keeps every adjoint's sum in the plain sweep's order but lets
-//! independent edges run side by side (see `sweep/schedule.rs`). Each re-evaluation is then
-//! one loop per group, then the guards; every scalar sweep of the recording that follows (a
-//! gradient, a vector-Jacobian product) runs by the schedule, with the plain sweep's bits
-//! (NaNs aside, as above); vector sweeps keep the plain order.
+//! edges by level so that independent edges run side by side while every adjoint's sum keeps
+//! the plain sweep's order (see `sweep/schedule.rs`). Each re-evaluation is then one loop per
+//! group, then the guards; every scalar sweep that follows runs by the schedule, with the plain
+//! sweep's bits (NaNs aside, as above). Compiled to machine code (feature `jit`, see
+//! `Recording::compile`), both run without interpretation, with the same bits.
 //!
 //! A replayable tape keeps `size_of::<T>() + 10` bytes more per node than a plain one (see
 //! [`TapeStats`](crate::TapeStats)) and records more slowly; once prepared, about 16 bytes
 //! more per node (its code, and a copy of the n-ary nodes' operands) and, for `f64`, 8 to 12
-//! per edge; preparing borrows scratch arrays of about 20 bytes per node from the thread's
-//! kept buffers. Re-evaluating costs less than recording afresh, and the scheduled sweep less
-//! than the plain one. The figures (Rosenbrock, against echidna's
-//! re-evaluated bytecode tape) are in benches/RESULTS.md.
+//! per edge (the schedule). Re-evaluating costs less than recording afresh. The figures (Rosenbrock, against echidna's re-evaluated bytecode
+//! tape) are in benches/RESULTS.md.
 
 pub(crate) mod compile;
 pub(crate) mod error;

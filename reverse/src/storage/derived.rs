@@ -1,6 +1,7 @@
 //! Forms that the layers above derive from a finished program to run it again faster: the
-//! replay's compiled program, the sweep's schedule. Storage keeps them without knowing their
-//! types, and the program drops them when it grows (they describe the nodes it had).
+//! replay's prepared program, the machine code of a compiled recording. Storage keeps them
+//! without knowing their types, and the program drops them when it grows (they describe the
+//! nodes it had).
 
 use core::any::Any;
 use core::fmt;

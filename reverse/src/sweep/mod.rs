@@ -3,7 +3,6 @@
 //! The recording is `Send + Sync`, so the sweeps of one recording can run on several threads.
 
 pub(crate) mod kernel;
-pub(crate) mod runs;
 mod scalar;
 pub(crate) mod schedule;
 
@@ -160,18 +159,6 @@ macro_rules! sweep_methods {
             /// assert_eq!(adj.wrt(x), 4.0);
             /// ```
             pub fn sweep_into(&self, seeds: &[(Var<T>, T)], out: &mut Adjoints<T>) {
-                self.seeded_sweep(seeds, out, true);
-            }
-
-            /// The sweep of [`sweep_into`](Self::sweep_into); without `fill`, the adjoints
-            /// of nodes a schedule bypasses may be left out: the first of them is returned
-            /// (`usize::MAX` if none).
-            fn seeded_sweep(
-                &self,
-                seeds: &[(Var<T>, T)],
-                out: &mut Adjoints<T>,
-                fill: bool,
-            ) -> usize {
                 let end = seed_end(self.id(), seeds.iter().map(|s| s.0));
                 out.tape = self.id();
                 out.adj.clear();
@@ -181,11 +168,7 @@ macro_rules! sweep_methods {
                         out.adj[v.index() as usize] += s;
                     }
                 }
-                let seeded = seeds
-                    .iter()
-                    .filter(|s| !s.0.is_constant())
-                    .map(|s| s.0.index() as usize);
-                self.with_data(|d| scalar::scalar(d, &mut out.adj, seeded, fill))
+                self.with_data(|d| scalar::scalar(d, &mut out.adj));
             }
 
             /// The adjoints of `xs` only, after one sweep from `seeds` (e.g. a gradient with
@@ -223,23 +206,8 @@ macro_rules! sweep_methods {
                 xs: &[Var<T>],
                 adj: &mut Adjoints<T>,
             ) -> Vec<T> {
-                let first = self.seeded_sweep(seeds, adj, false);
-                // Nodes from `first` on may have been left out (inputs never are).
-                let late = |v: &Var<T>| !v.is_constant() && v.index() as usize >= first;
-                let mut any_late = false;
-                let mut out: Vec<T> = xs
-                    .iter()
-                    .map(|&v| {
-                        any_late |= late(&v);
-                        adj.wrt(v)
-                    })
-                    .collect();
-                if any_late {
-                    let nodes = xs.iter().zip(&mut out).filter(|(v, _)| late(v));
-                    let nodes = nodes.map(|(v, o)| (v.index() as usize, o));
-                    self.with_data(|d| scalar::left_out(d, &adj.adj, nodes));
-                }
-                out
+                self.sweep_into(seeds, adj);
+                adj.wrt_all(xs)
             }
 
             /// One reverse sweep carrying `Q` adjoint directions at once: `Q` rows of a

@@ -1,74 +1,33 @@
-//! Which scalar sweep runs: on a tape of `f64` its machine code if it was compiled, else the
-//! schedule's where a re-evaluation built one and no seed is at a node it bypasses; else the
-//! plain kernel.
+//! Which scalar sweep runs: on a tape of `f64` its machine code if it was compiled, else its
+//! schedule if a re-evaluation built one, else the plain kernel of `f64`; on other tapes the
+//! generic kernel.
 
 use super::kernel::{generic, scalar_f64};
-use super::schedule;
+use super::schedule::{self, Schedule};
 use crate::storage::TapeData;
 use crate::storage::program::Native;
 use core::any::Any;
 use shared_ops::Op;
 
-/// Sweeps the nodes before `adj.len()`, whose adjoints hold the seeds (at the nodes
-/// `seeded`): on a tape of `f64` by its [`Schedule`](schedule::Schedule) where it has
-/// one and no seed is at a node it bypasses, else by [`scalar_f64`]; on other tapes by
-/// [`generic`]. (A `Vec`, not a slice: `Any` tells `Vec<f64>` from `Vec<T>` without `unsafe`.)
-///
-/// With `fill`, every adjoint is written; without, the schedule's bypassed nodes may be left
-/// out: the first node left out is returned (`usize::MAX` if none), and [`left_out`] gives
-/// their adjoints.
+/// Sweeps the nodes before `adj.len()`, whose adjoints hold the seeds. (A `Vec`, not a
+/// slice: `Any` tells `Vec<f64>` from `Vec<T>` without `unsafe`.)
 #[allow(clippy::ptr_arg)]
-pub(crate) fn scalar<T: Op>(
-    d: &TapeData<T>,
-    adj: &mut Vec<T>,
-    mut seeded: impl Iterator<Item = usize>,
-    fill: bool,
-) -> usize {
+pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut Vec<T>) {
     let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
     match (plain, (adj as &mut dyn Any).downcast_mut::<Vec<f64>>()) {
-        (Some(d), Some(adj)) if let Some(Native(m)) = d.native() => {
+        (Some(d), Some(adj))
+            if let Some(Native(m)) = d.program.as_ref().and_then(|p| p.derived.get()) =>
+        {
             // Machine code sweeps every node: those after the seeds add nothing (zeros).
             let end = adj.len();
             adj.resize(d.len(), 0.0);
             m.reverse(d.partials(), d.parents(), d.units(), adj);
             adj.truncate(end);
-            usize::MAX
         }
-        (Some(d), Some(adj)) => match d.schedule() {
-            Some(s) if !seeded.any(|u| s.is_bypassed(u)) => {
-                schedule::sweep(s, d.partials(), adj, fill);
-                if fill { usize::MAX } else { s.first_bypassed() }
-            }
-            _ => {
-                scalar_f64(d, adj);
-                usize::MAX
-            }
+        (Some(d), Some(adj)) => match d.program.as_ref().and_then(|p| p.derived.get()) {
+            Some(s @ Schedule { .. }) => schedule::sweep(s, d.partials(), adj),
+            None => scalar_f64(d, adj),
         },
-        _ => {
-            generic(d, adj);
-            usize::MAX
-        }
-    }
-}
-
-/// After a sweep by [`scalar`] that left nodes out: each `(u, out)` of `nodes` whose node `u`
-/// the sweep left out gets its adjoint (the others are left as they are).
-#[allow(clippy::ptr_arg)]
-pub(crate) fn left_out<'a, T: Op>(
-    d: &TapeData<T>,
-    adj: &Vec<T>,
-    nodes: impl Iterator<Item = (usize, &'a mut T)>,
-) {
-    let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
-    let (Some(d), Some(adj)) = (plain, (adj as &dyn Any).downcast_ref::<Vec<f64>>()) else {
-        return;
-    };
-    let Some(s) = d.schedule() else { return };
-    for (u, out) in nodes {
-        if let Some(a) = s.alias(u, adj)
-            && let Some(out) = (out as &mut dyn Any).downcast_mut::<f64>()
-        {
-            *out = a;
-        }
+        _ => generic(d, adj),
     }
 }

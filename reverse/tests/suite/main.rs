@@ -15,5 +15,5 @@ mod nary;
 mod nested;
 mod never_wrong;
 mod real_field;
-mod schedule;
+mod resweep;
 mod trace;

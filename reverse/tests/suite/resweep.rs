@@ -1,8 +1,7 @@
-//! A re-evaluated recording is swept by levels (independent edges side by side) instead of
-//! node by node, bypassing the nodes read by a single unit edge: bit for bit the same adjoints
-//! (of the inputs, of every node, and of any value asked for), on long generated programs
-//! (several windows of the schedule) full of structural zeros, infinities and NaNs, with seeds
-//! anywhere (bypassed nodes too).
+//! A re-evaluated recording's sweeps give a fresh recording's adjoints bit for bit (of the
+//! inputs, of every node, and of any value asked for): the partials that re-evaluation writes
+//! are the recording's, on long generated programs full of structural zeros, infinities and
+//! NaNs, with seeds anywhere.
 
 use proptest::prelude::*;
 use reverse::{Float, Tape, Var};
@@ -112,9 +111,8 @@ fn bits(v: &[f64]) -> Vec<u64> {
 }
 
 /// For each seed list, on a recording of `steps` at `x` made by `tape` (re-evaluated at `x`
-/// first when `replay`, which builds the schedule): the adjoints of the inputs, of every node
-/// (`as_slice`), and of every value but the shifts (which have no node of their own) by
-/// `sweep_wrt`, which may read nodes that the schedule bypassed through their aliases.
+/// first when `replay`): the adjoints of the inputs, of every node (`as_slice`), and of every
+/// value but the shifts (which have no node of their own) by `sweep_wrt`.
 fn adjoints(
     tape: Tape,
     x: &[f64],
@@ -148,18 +146,18 @@ fn adjoints(
         .collect()
 }
 
-/// The scheduled sweeps' adjoints against the plain sweep's: on a plain tape for the inputs and
-/// the values asked for, and on a replayable tape not re-evaluated (no schedule) for every node
+/// The re-evaluated sweeps' adjoints against a fresh recording's: on a plain tape for the inputs
+/// and the values asked for, and on a replayable tape not re-evaluated for every node
 /// (a replayable tape numbers its nodes differently: a shift keeps a value-only node).
 fn agree(
     x: &[f64],
     program: (&[Step], bool),
     seeds: &[Vec<(u32, f64)>],
-    scheduled: &[[Vec<u64>; 3]],
+    replayed: &[[Vec<u64>; 3]],
 ) -> Result<(), TestCaseError> {
     let plain = adjoints(Tape::new(), x, program, seeds, false);
     let recorded = adjoints(Tape::replayable(), x, program, seeds, false);
-    for ((p, r), s) in plain.iter().zip(&recorded).zip(scheduled) {
+    for ((p, r), s) in plain.iter().zip(&recorded).zip(replayed) {
         prop_assert_eq!(&p[0], &s[0], "the inputs' adjoints");
         prop_assert_eq!(&r[1], &s[1], "every node's adjoint");
         prop_assert_eq!(&p[2], &s[2], "the adjoints asked for by sweep_wrt");
@@ -170,11 +168,10 @@ fn agree(
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(test_support::cases(24)))]
 
-    /// Programs of 3 000 to 12 000 steps (the schedule's windows hold 4 096 nodes): the
-    /// scheduled sweep gives the plain sweep's bits, for seeds of the last value, of values
-    /// in any window, several at once, and of −0.
+    /// Programs of 3 000 to 12 000 steps: the re-evaluated recording's sweeps give a fresh
+    /// one's bits, for seeds of the last value, of values anywhere, several at once, and of −0.
     #[test]
-    fn scheduled_sweeps_equal_plain_sweeps_bit_for_bit(
+    fn reevaluated_sweeps_equal_fresh_sweeps_bit_for_bit(
         x in prop::collection::vec(input(), 1..6),
         steps in (3_000..12_000usize).prop_flat_map(steps),
         seeds in prop::collection::vec(
@@ -184,29 +181,30 @@ proptest! {
     ) {
         let mut seeds = seeds;
         seeds.push(vec![(u32::MAX, 1.0)]); // the last value (u32::MAX % len is near the end)
-        let scheduled = adjoints(Tape::replayable(), &x, (&steps, false), &seeds, true);
-        agree(&x, (&steps, false), &seeds, &scheduled)?;
+        let replayed = adjoints(Tape::replayable(), &x, (&steps, false), &seeds, true);
+        agree(&x, (&steps, false), &seeds, &replayed)?;
     }
 
     /// The same on programs whose values stay finite: there the adjoints are sums of ordinary
     /// numbers, and a term added out of order changes their bits.
     #[test]
-    fn scheduled_sweeps_keep_the_order_of_every_sum(
+    fn reevaluated_sweeps_keep_the_order_of_every_sum(
         x in prop::collection::vec(-2.0..2.0_f64, 1..6),
         steps in (3_000..12_000usize).prop_flat_map(steps),
         seeds in prop::collection::vec(prop::collection::vec((any::<u32>(), -2.0..2.0_f64), 1..4), 1..4),
     ) {
-        let scheduled = adjoints(Tape::replayable(), &x, (&steps, true), &seeds, true);
-        let inputs = scheduled.iter().flat_map(|a| &a[0]);
+        let replayed = adjoints(Tape::replayable(), &x, (&steps, true), &seeds, true);
+        let inputs = replayed.iter().flat_map(|a| &a[0]);
         let finite = inputs.clone().filter(|&&b| f64::from_bits(b).is_finite()).count();
         prop_assert!(finite * 2 >= inputs.count(), "mostly finite adjoints");
-        agree(&x, (&steps, true), &seeds, &scheduled)?;
+        agree(&x, (&steps, true), &seeds, &replayed)?;
     }
 }
 
-/// The last node seeded on a chain that crosses windows: every window's levels run, in order.
+/// The last node seeded on a long chain: re-evaluated, its terms into the inputs add up in a
+/// fresh recording's order.
 #[test]
-fn a_chain_through_several_windows_keeps_its_order() {
+fn a_long_chain_keeps_its_order() {
     let x = [0.5, 2.0];
     let run = |tape: Tape, replay: bool| {
         let xs = tape.vars(&x);
