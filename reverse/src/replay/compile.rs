@@ -218,19 +218,22 @@ impl<T: Op> Program<T> {
             };
             (kernel, op, form, rule)
         };
-        order.sort_by_cached_key(|&i| {
-            let i = i as usize;
-            let (kernel, op, form, rule) = kind(i);
-            (
-                i / WINDOW,
-                level[i],
-                kernel as u8,
-                op as u8,
-                form as u8,
-                rule,
-                i,
-            )
-        });
+        // Within each window, by level, then kind, then recording order: one integer per node
+        // (the window's nodes are in recording order already, and a window is short).
+        let mut keys = Vec::with_capacity(WINDOW);
+        for window in order.chunk_by_mut(|a, b| *a as usize / WINDOW == *b as usize / WINDOW) {
+            let base = window[0] as usize / WINDOW * WINDOW;
+            keys.clear();
+            keys.extend(window.iter().map(|&i| {
+                let (kernel, op, form, _) = kind(i as usize);
+                let kind = (kernel as u64) << 16 | (op as u64) << 8 | form as u64;
+                (level[i as usize] as u64) << 40 | kind << 12 | (i as u64 - base as u64)
+            }));
+            keys.sort_unstable();
+            for (i, k) in window.iter_mut().zip(&keys) {
+                *i = (base as u64 + k % WINDOW as u64) as u32;
+            }
+        }
         let mut code = Vec::with_capacity(order.len());
         let mut groups: Vec<Group> = Vec::new();
         let mut last = None;
