@@ -228,7 +228,7 @@ fn gradient_flags(
         }
         // A call's sweep adds through memory.
         if let Reverse::Call { unit, count } = nd.reverse {
-            let lo = nd.at[shape::LO] as usize;
+            let lo = nd.at(shape::LO) as usize;
             let edges = lo..lo + count as usize;
             let reached = if unit {
                 &d.units()[edges]
@@ -270,7 +270,7 @@ fn gradient_flags(
                 .collect();
             let parents: Vec<usize> = nd.parents().filter(|&x| !carry || memory(x)).collect();
             for k in 0..r.turns as i64 {
-                let at = |x: usize| nd.at[x] + k * r.step[j][x];
+                let at = |x: usize| nd.at(x) + k * r.step[j][x];
                 for &x in &operands {
                     if (at(x) as usize) < n {
                         keep[at(x) as usize] = true;
@@ -384,7 +384,7 @@ fn in_bounds(nodes: &[Node], r: &Region, l: &machine::Lens) -> Result<(), String
         let nd = &nodes[r.start + j];
         let step: &Index = &r.step[j];
         let within = |x: usize, extra: i64, len: usize| {
-            [nd.at[x], nd.at[x] + last * step[x]]
+            [nd.at(x), nd.at(x) + last * step[x]]
                 .iter()
                 .all(|&i| i >= 0 && i.saturating_add(extra) <= len as i64)
         };

@@ -43,7 +43,7 @@ impl Cells {
                 if r.points(nodes, j, x, n) != Some(Points::Memory) {
                     continue;
                 }
-                let (first, step) = (nd.at[x], r.step[j][x]);
+                let (first, step) = (nd.at(x), r.step[j][x]);
                 if first >= s || first + last * step >= s {
                     return None; // a node of the loop itself
                 }

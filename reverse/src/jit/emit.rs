@@ -290,7 +290,7 @@ fn turn_values(
     for j in 0..r.period {
         let node = r.start + j;
         let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
-        let at = |x: usize| (nd.at[x], (step[x], r.outer_step(j, x)));
+        let at = |x: usize| (nd.at(x), (step[x], r.outer_step(j, x)));
         let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
         let operand = |b: &mut FunctionBuilder, x: usize| {
             let (i, s) = at(x);
@@ -443,7 +443,7 @@ fn reverse_turn(
     for j in (0..r.period).rev() {
         let node = r.start + j;
         let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
-        let at = |x: usize| (nd.at[x], (step[x], r.outer_step(j, x)));
+        let at = |x: usize| (nd.at(x), (step[x], r.outer_step(j, x)));
         let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
         let input = nd.forward == Forward::Input;
         let a = match acc[j].take() {

@@ -18,7 +18,7 @@ use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::{Form, Program};
 use crate::storage::{Edges, NEG, TapeData};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The most edges of a node whose sweep is compiled inline; a node with more (a sum, a dot
 /// product of many terms) is swept by a call.
@@ -73,10 +73,16 @@ pub(super) type Index = [i64; PARENT + MAX_EDGES];
 pub(super) struct Node {
     pub forward: Forward,
     pub reverse: Reverse,
-    pub at: Index,
+    /// Its indices (`u32`, as the recording keeps them: a recording holds millions of nodes).
+    at: [u32; PARENT + MAX_EDGES],
 }
 
 impl Node {
+    /// Index `x` of [`Index`].
+    pub fn at(&self, x: usize) -> i64 {
+        self.at[x] as i64
+    }
+
     /// Which of its operand indices the compiled code reads (a call reads its own).
     pub fn operands(&self) -> &'static [usize] {
         match self.forward {
@@ -99,19 +105,21 @@ impl Node {
 /// The nodes of `d`, whose program is `p` (prepared: the constants follow the nodes).
 pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
     let n = d.len();
-    let mut edges = vec![Edges::Weighted(0, 0); n];
+    // Where each node's edges end (they start where `starts` says).
+    let mut ends = vec![0u32; n];
     for (i, e) in d.walk_back(n) {
-        edges[i] = e;
+        ends[i] = match e {
+            Edges::Weighted(_, hi) | Edges::Unit(_, hi) => hi as u32,
+        };
     }
     let (parent, unit) = (d.parents(), d.units());
     (0..n)
         .map(|i| {
             let (op, form) = (p.ops[i], p.forms[i]);
             let (a, b) = p.slots(i, n);
-            let mut at: Index = [0; PARENT + MAX_EDGES];
-            at[A] = a as i64;
-            at[B] = b as i64;
-            at[E] = (d.starts()[i] & !crate::storage::UNIT) as i64;
+            let mut at = [0u32; PARENT + MAX_EDGES];
+            let start = d.starts()[i];
+            (at[A], at[B], at[E]) = (a, b, start & !crate::storage::UNIT);
             let forward = match Kernel::of(op, form) {
                 Kernel::Input => Forward::Input,
                 k @ (Kernel::Add
@@ -137,11 +145,9 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
                     Forward::Call { op, form, param }
                 }
             };
-            let (lo, hi, is_unit) = match edges[i] {
-                Edges::Weighted(lo, hi) => (lo, hi, false),
-                Edges::Unit(lo, hi) => (lo, hi, true),
-            };
-            at[LO] = lo as i64;
+            let (lo, hi) = (at[E] as usize, ends[i] as usize);
+            let is_unit = start & crate::storage::UNIT != 0;
+            at[LO] = lo as u32;
             let count = hi - lo;
             // The winner of `max` and `min` may change from turn to turn of a loop: one kind
             // for both, whose call reads the node's form and whose edge the sweep's call
@@ -164,13 +170,13 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
             } else if is_unit {
                 let mut neg = 0u8;
                 for (k, &q) in unit[lo..hi].iter().enumerate() {
-                    at[PARENT + k] = (q & !NEG) as i64;
+                    at[PARENT + k] = q & !NEG;
                     neg |= u8::from(q & NEG != 0) << k;
                 }
                 Reverse::Unit(count as u8, neg)
             } else {
                 for (k, &q) in parent[lo..hi].iter().enumerate() {
-                    at[PARENT + k] = q as i64;
+                    at[PARENT + k] = q;
                 }
                 Reverse::Weighted(count as u8)
             };
@@ -240,7 +246,7 @@ impl Region {
     /// constants follow them).
     pub fn points(&self, nodes: &[Node], j: usize, x: usize, n: usize) -> Option<Points> {
         let (s, p, last) = (self.start as i64, self.period as i64, self.turns as i64 - 1);
-        let (first, step) = (nodes[self.start + j].at[x], self.step[j][x]);
+        let (first, step) = (nodes[self.start + j].at(x), self.step[j][x]);
         let end = first + last * step;
         if first >= n as i64 && end >= n as i64 {
             return Some(Points::Memory); // a constant in every turn
@@ -259,7 +265,7 @@ pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
     let kind = |i: usize| (nodes[i].forward, nodes[i].reverse);
     // The next node of the same kind, for the candidate periods.
     let mut next = vec![usize::MAX; n];
-    let mut seen: HashMap<(Forward, Reverse), usize> = HashMap::new();
+    let mut seen: HashMap<(Forward, Reverse), usize> = HashMap::default();
     for i in (0..n).rev() {
         if let Some(j) = seen.insert(kind(i), i) {
             next[i] = j;
@@ -316,7 +322,7 @@ fn repeats(nodes: &[Node], s: usize, p: usize) -> Option<Region> {
         if !same(s + j, s + p + j) {
             return None;
         }
-        step.push(core::array::from_fn(|x| v.at[x] - u.at[x]));
+        step.push(core::array::from_fn(|x| v.at(x) - u.at(x)));
     }
     let mut turns = 2;
     'turns: while s + (turns + 1) * p <= n {
@@ -324,7 +330,7 @@ fn repeats(nodes: &[Node], s: usize, p: usize) -> Option<Region> {
         for (j, d) in step.iter().enumerate() {
             let (u, v) = (&nodes[s + j], &nodes[s + turns * p + j]);
             if !same(s + j, s + turns * p + j)
-                || (0..d.len()).any(|x| v.at[x] != u.at[x] + k * d[x])
+                || (0..d.len()).any(|x| v.at(x) != u.at(x) + k * d[x])
             {
                 break 'turns;
             }
@@ -438,7 +444,7 @@ fn repeats_regions(nodes: &[Node], rs: &[Region], q: usize) -> Option<(usize, Ve
         let step = (0..a.period)
             .map(|j| {
                 let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
-                core::array::from_fn(|x| v.at[x] - u.at[x])
+                core::array::from_fn(|x| v.at(x) - u.at(x))
             })
             .collect();
         outer.push(Outer {
@@ -457,7 +463,7 @@ fn repeats_regions(nodes: &[Node], rs: &[Region], q: usize) -> Option<(usize, Ve
             }
             for j in 0..a.period {
                 let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
-                if (0..u.at.len()).any(|x| v.at[x] != u.at[x] + t * o.step[j][x]) {
+                if (0..PARENT + MAX_EDGES).any(|x| v.at(x) != u.at(x) + t * o.step[j][x]) {
                     break 'turns;
                 }
             }
