@@ -2,6 +2,7 @@
 //! bounds the code relies on, and the code of each region.
 
 use super::emit::{self, Env};
+use super::guards;
 use super::machine;
 use super::report::{CodeStats, CompileError};
 use super::shape::{self, Forward, Index, Node, Region};
@@ -29,7 +30,7 @@ pub(super) fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeSta
 }
 
 /// The machine code of program `p` of recording `d`: every value, partial and adjoint, or
-/// (with `y`) the gradient of node `y`.
+/// (with `y`) the gradient of node `y`; and the checks of its guards.
 pub(super) fn build(
     d: &TapeData<f64>,
     p: &mut Program<f64>,
@@ -54,6 +55,7 @@ pub(super) fn build(
         units: d.units().len(),
         args: p.args.len(),
         rules: p.rules.len(),
+        guards: p.guards.len(),
         calls: calls(&nodes),
     };
     for r in &regions {
@@ -67,11 +69,15 @@ pub(super) fn build(
         fold_sums(d, p, &mut nodes, &mut nests, y);
     }
     let nodes = nodes;
+    let (runs, rest) = guards::plan(p, n);
+    guards::in_bounds(&runs, lens.values, lens.guards)
+        .map_err(|m| CompileError::Backend(format!("internal error, nothing compiled: {m}")))?;
     let instructions: usize = nests
         .iter()
         .flat_map(|nest| &nest.regions)
         .map(|r| emit::size(&nodes, r))
-        .sum();
+        .sum::<usize>()
+        + guards::size(&runs);
     if instructions > MOST_INSTRUCTIONS {
         let straight = nests
             .iter()
@@ -146,6 +152,28 @@ pub(super) fn build(
         }
     }
     reverse.reverse();
+    let mut checks = Vec::new();
+    if !runs.is_empty() {
+        let id = b
+            .function(|fb, frame, _, _| {
+                use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64 as word};
+                let f = MemFlagsData::trusted();
+                let values = fb.ins().load(word, f, frame, emit::VALUES);
+                let outcomes = fb.ins().load(word, f, frame, emit::OUTCOMES);
+                let (failed, done) = (fb.create_block(), fb.create_block());
+                guards::emit(fb, values, outcomes, &runs, failed);
+                fb.ins().jump(done, &[]);
+                fb.switch_to_block(failed);
+                fb.seal_block(failed);
+                let one = fb.ins().iconst(word, 1);
+                fb.ins().store(f, one, frame, emit::FAILED);
+                fb.ins().jump(done, &[]);
+                fb.switch_to_block(done);
+                fb.seal_block(done);
+            })
+            .map_err(CompileError::Backend)?;
+        checks.push(id);
+    }
     let looped = nests
         .iter()
         .filter(|nest| nest.turns > 1)
@@ -171,10 +199,11 @@ pub(super) fn build(
         nodes: n,
         looped,
         loops,
-        functions: forward.len() + reverse.len(),
+        functions: forward.len() + reverse.len() + checks.len(),
+        guards: guards::count(&runs),
     };
     let code = b
-        .finish(&forward, &reverse, lens)
+        .finish(&forward, &reverse, &checks, lens, guards::Kept::of(p, rest))
         .map_err(CompileError::Backend)?;
     let stats = CodeStats {
         bytes: crate::storage::program::Machine::code_bytes(&code),

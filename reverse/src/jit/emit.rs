@@ -19,6 +19,9 @@ use cranelift_frontend::FunctionBuilder;
 pub(super) const VALUES: i32 = 0;
 pub(super) const PARTIALS: i32 = 8;
 pub(super) const ADJOINTS: i32 = 16;
+/// The recorded outcomes of the guards, and the flag the guards' code sets where one failed.
+pub(super) const OUTCOMES: i32 = 24;
+pub(super) const FAILED: i32 = 32;
 
 /// What the code of one function reads: the frame, its three arrays, and the two calls.
 pub(super) struct Env<'a> {
@@ -49,9 +52,9 @@ impl Env<'_> {
 /// The turn counters of the code being emitted: of its loop (none in straight code), and of
 /// the loop around it where loops are nested.
 #[derive(Clone, Copy)]
-struct Turn {
-    k: Option<Value>,
-    outer: Option<Value>,
+pub(super) struct Turn {
+    pub k: Option<Value>,
+    pub outer: Option<Value>,
 }
 
 /// An index's steps: per turn of its loop, and per turn of the loop around it.
@@ -73,7 +76,7 @@ fn stepped(b: &mut FunctionBuilder, t: Turn, step: Step, scale: i64) -> Option<V
 }
 
 /// `index + k · step` as an integer.
-fn index(b: &mut FunctionBuilder, t: Turn, index: i64, step: Step) -> Value {
+pub(super) fn index(b: &mut FunctionBuilder, t: Turn, index: i64, step: Step) -> Value {
     match stepped(b, t, step, 1) {
         Some(x) => b.ins().iadd_imm_s(x, index),
         None => b.ins().iconst(types::I64, index),
@@ -94,7 +97,7 @@ fn element(b: &mut FunctionBuilder, base: Value, t: Turn, index: i64, step: Step
     }
 }
 
-fn load(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: Step) -> Value {
+pub(super) fn load(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: Step) -> Value {
     let (p, off) = element(b, base, k, index, step);
     b.ins().load(types::F64, MemFlagsData::trusted(), p, off)
 }
@@ -107,7 +110,7 @@ fn store(b: &mut FunctionBuilder, x: Value, base: Value, k: Turn, index: i64, st
 /// A loop over the `turns` of a region, forwards or backwards, with `body` emitted once. The
 /// loop carries numbers from turn to turn: `init` into the first, what `body` returns into the
 /// next; returns what the last turn returned.
-fn turns(
+pub(super) fn turns(
     b: &mut FunctionBuilder,
     count: usize,
     backwards: bool,

@@ -4,7 +4,7 @@
 use super::machine;
 use super::report::CodeStats;
 use crate::storage::TapeData;
-use crate::storage::program::Program;
+use crate::storage::program::{Machine, Program};
 
 /// A gradient's machine code and the buffers it works in.
 pub(super) struct Gradient {
@@ -21,7 +21,7 @@ pub(super) struct Gradient {
 
 impl crate::storage::derived::Derived for Gradient {
     fn capacity_bytes(&self) -> usize {
-        crate::storage::program::Machine::code_bytes(&self.code)
+        self.code.kept_bytes()
             + 8 * (self.values.capacity() + self.partials.capacity() + self.adj.capacity())
     }
     crate::storage::derived::derived_any!();
@@ -79,10 +79,12 @@ impl Gradient {
             };
         }
         code.gradient(true, arrays!());
-        if p.guards
-            .iter()
-            .any(|g| g.outcome_at(p, values) != g.outcome)
-        {
+        let held = code.checks_hold(arrays!())
+            && code.unchecked().iter().all(|&k| {
+                let g = &p.guards[k as usize];
+                g.outcome_at(p, values) == g.outcome
+            });
+        if !held {
             return Err(());
         }
         adj[*y as usize] += 1.0;

@@ -7,6 +7,7 @@
 //! computes lies within the arrays' lengths at compile time, and [`Code`] checks at each call
 //! that the arrays it is given have those lengths.
 
+use super::guards::Kept;
 use super::shape::Forward;
 use crate::storage::NEG;
 use crate::storage::op_code::{OpCode, binary, unary};
@@ -24,13 +25,17 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Mutex;
 
-/// What compiled code and its calls read. The code itself reads the first three fields, at
-/// the offsets of `emit::{VALUES, PARTIALS, ADJOINTS}`.
+/// What compiled code and its calls read. The code itself reads the first four fields and
+/// writes the fifth, at the offsets of `emit::{VALUES, PARTIALS, ADJOINTS, OUTCOMES, FAILED}`.
 #[repr(C)]
 pub(super) struct Frame<'a> {
     values: *mut f64,
     partials: *mut f64,
     adj: *mut f64,
+    /// The guards' recorded outcomes (one per guard), and 1 where the guards' code found one
+    /// that differs.
+    outcomes: *const u64,
+    failed: Cell<u64>,
     values_len: usize,
     partials_len: usize,
     adj_len: usize,
@@ -44,6 +49,17 @@ pub(super) struct Frame<'a> {
     /// A panic of a user's rule, carried over the machine code and resumed after it.
     panic: Cell<Option<Box<dyn Any + Send>>>,
 }
+
+// The offsets the code reads and writes the frame at.
+const _: () = {
+    use super::emit::{ADJOINTS, FAILED, OUTCOMES, PARTIALS, VALUES};
+    use core::mem::offset_of;
+    assert!(offset_of!(Frame<'_>, values) == VALUES as usize);
+    assert!(offset_of!(Frame<'_>, partials) == PARTIALS as usize);
+    assert!(offset_of!(Frame<'_>, adj) == ADJOINTS as usize);
+    assert!(offset_of!(Frame<'_>, outcomes) == OUTCOMES as usize);
+    assert!(offset_of!(Frame<'_>, failed) == FAILED as usize);
+};
 
 /// A compiled function: `f(frame)`.
 type Function = unsafe extern "C" fn(*const Frame<'_>);
@@ -229,13 +245,16 @@ impl Builder {
         Ok(id)
     }
 
-    /// The machine code of the functions compiled, `forward` run in order, `reverse` too.
+    /// The machine code of the functions compiled, `forward` run in order, `reverse` and
+    /// `checks` too; `guards` what the checks read.
     #[allow(unsafe_code)]
     pub fn finish(
         mut self,
         forward: &[FuncId],
         reverse: &[FuncId],
+        checks: &[FuncId],
         lens: Lens,
+        guards: Kept,
     ) -> Result<Code, String> {
         self.module
             .finalize_definitions()
@@ -254,6 +273,8 @@ impl Builder {
         Ok(Code {
             forward: get(&self.module, forward),
             reverse: get(&self.module, reverse),
+            checks: get(&self.module, checks),
+            guards,
             module: Mutex::new(Some(self.module)),
             bytes: self.bytes,
             lens,
@@ -271,6 +292,7 @@ pub(super) struct Lens {
     pub units: usize,
     pub args: usize,
     pub rules: usize,
+    pub guards: usize,
     pub calls: Vec<Forward>,
 }
 
@@ -278,21 +300,48 @@ pub(super) struct Lens {
 pub(super) struct Code {
     forward: Vec<Function>,
     reverse: Vec<Function>,
+    /// The guards' checks, and what they read.
+    checks: Vec<Function>,
+    guards: Kept,
     /// Kept to free the code's memory with it (`JITModule` is not `Sync`, hence the lock).
     module: Mutex<Option<JITModule>>,
     bytes: usize,
     lens: Lens,
 }
 
+impl<'a> Frame<'a> {
+    /// A frame of no arrays, for the code of `lens`: each caller sets those its code reads.
+    fn empty(lens: &'a Lens) -> Frame<'a> {
+        Frame {
+            values: core::ptr::null_mut(),
+            partials: core::ptr::null_mut(),
+            adj: core::ptr::null_mut(),
+            outcomes: core::ptr::null(),
+            failed: Cell::new(0),
+            values_len: 0,
+            partials_len: 0,
+            adj_len: 0,
+            nodes: lens.nodes,
+            args: &[],
+            rules: &[],
+            forms: &[],
+            parents: &[],
+            units: &[],
+            calls: &lens.calls,
+            panic: Cell::new(None),
+        }
+    }
+}
+
 impl Code {
     /// Runs `functions` with a frame of these arrays, then resumes a panic of a user's rule.
     #[allow(unsafe_code)]
-    fn run(&self, functions: &[Function], frame: Frame<'_>) {
+    fn run(&self, functions: &[Function], frame: &Frame<'_>) {
         for f in functions {
             // SAFETY: the frame's arrays have the lengths the code was compiled for (checked
             // by the callers), so every access of the code is in bounds; the frame outlives
             // the call.
-            unsafe { f(&frame) };
+            unsafe { f(frame) };
         }
         if let Some(p) = frame.panic.take() {
             resume_unwind(p);
@@ -316,6 +365,28 @@ pub(super) struct Arrays<'a> {
 impl Code {
     /// Runs the forward pass (`forward`) or the sweep of a gradient's code on `a`.
     pub fn gradient(&self, forward: bool, a: Arrays<'_>) {
+        let frame = self.frame(a);
+        self.run(
+            if forward {
+                &self.forward
+            } else {
+                &self.reverse
+            },
+            &frame,
+        );
+    }
+
+    /// Whether every guard the code checks holds at the values of `a` (after the forward
+    /// pass); [`unchecked`](Machine::unchecked) are left to the caller.
+    pub fn checks_hold(&self, a: Arrays<'_>) -> bool {
+        let frame = self.frame(a);
+        self.run(&self.checks, &frame);
+        frame.failed.get() == 0
+    }
+
+    /// The frame of a gradient's arrays, checked against the lengths the code was compiled
+    /// for.
+    fn frame<'a>(&'a self, a: Arrays<'a>) -> Frame<'a> {
         let l = &self.lens;
         assert!(
             (
@@ -328,30 +399,21 @@ impl Code {
                 && (a.parents.len(), a.units.len()) == (l.parents, l.units),
             "machine code run with another recording's arrays"
         );
-        let frame = Frame {
+        Frame {
             values: a.values.as_mut_ptr(),
             partials: a.partials.as_mut_ptr(),
             adj: a.adj.as_mut_ptr(),
+            outcomes: self.guards.outcomes.as_ptr(),
             values_len: a.values.len(),
             partials_len: a.partials.len(),
             adj_len: a.adj.len(),
-            nodes: l.nodes,
             args: a.args,
             rules: a.rules,
             forms: a.forms,
             parents: a.parents,
             units: a.units,
-            calls: &l.calls,
-            panic: Cell::new(None),
-        };
-        self.run(
-            if forward {
-                &self.forward
-            } else {
-                &self.reverse
-            },
-            frame,
-        );
+            ..Frame::empty(l)
+        }
     }
 }
 
@@ -373,20 +435,14 @@ impl Machine for Code {
         let frame = Frame {
             values: values.as_mut_ptr(),
             partials: partials.as_mut_ptr(),
-            adj: core::ptr::null_mut(),
             values_len: values.len(),
             partials_len: partials.len(),
-            adj_len: 0,
-            nodes: l.nodes,
             args,
             rules,
             forms,
-            parents: &[],
-            units: &[],
-            calls: &l.calls,
-            panic: Cell::new(None),
+            ..Frame::empty(l)
         };
-        self.run(&self.forward, frame);
+        self.run(&self.forward, &frame);
     }
 
     fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]) {
@@ -397,27 +453,46 @@ impl Machine for Code {
             "machine code run with another recording's arrays"
         );
         let frame = Frame {
-            values: core::ptr::null_mut(),
             // Read only by the sweep's code and calls.
             partials: partials.as_ptr().cast_mut(),
             adj: adj.as_mut_ptr(),
-            values_len: 0,
             partials_len: partials.len(),
             adj_len: adj.len(),
-            nodes: l.nodes,
-            args: &[],
-            rules: &[],
-            forms: &[],
             parents,
             units,
-            calls: &l.calls,
-            panic: Cell::new(None),
+            ..Frame::empty(l)
         };
-        self.run(&self.reverse, frame);
+        self.run(&self.reverse, &frame);
+    }
+
+    fn guards_hold(&self, values: &[f64]) -> bool {
+        let l = &self.lens;
+        assert_eq!(
+            values.len(),
+            l.values,
+            "machine code run with another recording's arrays"
+        );
+        let frame = Frame {
+            // Only read by the checks.
+            values: values.as_ptr().cast_mut(),
+            outcomes: self.guards.outcomes.as_ptr(),
+            values_len: values.len(),
+            ..Frame::empty(l)
+        };
+        self.run(&self.checks, &frame);
+        frame.failed.get() == 0
+    }
+
+    fn unchecked(&self) -> &[u32] {
+        &self.guards.rest
     }
 
     fn code_bytes(&self) -> usize {
         self.bytes
+    }
+
+    fn kept_bytes(&self) -> usize {
+        self.bytes + 8 * self.guards.outcomes.capacity() + 4 * self.guards.rest.capacity()
     }
 }
 

@@ -6,13 +6,20 @@
 //! seeds). From then on [`Recording::reevaluate`] and every scalar sweep of the recording
 //! ([`gradient`](Recording::gradient), [`sweep`](Recording::sweep),
 //! [`sweep_wrt`](Recording::sweep_wrt), …) run the machine code, and everything else about the
-//! recording is as before: the guards are checked after the forward pass and a failed one
-//! leaves the recording at its previous point, vector sweeps and traces use the interpreter.
+//! recording is as before: the guards are checked after the forward pass (by the code, see
+//! below) and a failed one leaves the recording at its previous point, vector sweeps and traces
+//! use the interpreter.
 //!
 //! [`Recording::compile_gradient`] compiles one gradient alone, for
 //! [`Recording::gradient_at`]: it stores only what must pass through memory and computes the
 //! partials of arithmetic again in the sweep, which makes it the faster of the two where only
 //! the gradient is wanted (the `Compile` strategy of `jacobian::PreparedGradient` runs it).
+//!
+//! Both check the recording's guards in their code after the forward pass: comparisons (every
+//! operator) and the pieces of `max`, `min`, `abs` and `relu`, a run of them recorded turn by
+//! turn as a loop; the rarer guards (tests of `Float`, the integers of `floor`, `%`, …) are
+//! checked by Rust after the code ([`CodeStats::guards`] counts the compiled ones). Where one
+//! fails, the interpreter finds and names it: the same error as without the code.
 //!
 //! ```
 //! # #[cfg(feature = "jit")] {
@@ -68,6 +75,7 @@ mod build;
 mod cells;
 mod emit;
 mod gradient;
+mod guards;
 mod machine;
 mod report;
 mod shape;

@@ -34,6 +34,8 @@ pub struct CodeStats {
     pub loops: usize,
     /// Functions the code was cut into.
     pub functions: usize,
+    /// Guards the code checks after its forward pass (the others are checked by Rust).
+    pub guards: usize,
 }
 
 /// Why a recording cannot be compiled.

@@ -47,10 +47,21 @@ pub(crate) fn reevaluate_showing<T: Op>(
         None => previous.extend(c.inputs.iter().map(|&i| p.values[i as usize])),
     }
     run(d, &mut p, &c, x);
-    let failed = p.guards.iter().enumerate().find_map(|(k, g)| {
-        let now = g.outcome(&p);
-        (now != g.outcome).then(|| error::failure(&p, k, now))
+    // The machine code checks what it can; the first failure is found and named here.
+    let held = native_guards(&p).is_some_and(|(held, unchecked)| {
+        held && unchecked.iter().all(|&k| {
+            let g = &p.guards[k as usize];
+            g.outcome(&p) == g.outcome
+        })
     });
+    let failed = (!held)
+        .then(|| {
+            p.guards.iter().enumerate().find_map(|(k, g)| {
+                let now = g.outcome(&p);
+                (now != g.outcome).then(|| error::failure(&p, k, now))
+            })
+        })
+        .flatten();
     d.program = Some(p);
     show(d);
     let mut p = d.program.take().expect("put back above");
@@ -206,4 +217,12 @@ fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>) -> bo
     };
     m.forward(values, d.partials_mut(), &c.args, forms, rules);
     true
+}
+
+/// The guards' check by the recording's machine code, if it was compiled: whether those it
+/// checks hold, and those it leaves unchecked.
+fn native_guards<T: Op>(p: &Program<T>) -> Option<(bool, &[u32])> {
+    let Native(m) = p.derived.get::<Native>()?;
+    let values = (&p.values as &dyn Any).downcast_ref::<Vec<f64>>()?;
+    Some((m.guards_hold(values), m.unchecked()))
 }

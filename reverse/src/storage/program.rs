@@ -213,8 +213,14 @@ pub(crate) trait Machine: Send + Sync + 'static {
     );
     /// The adjoint sweep of every node: `adj`, one per node, holds the seeds (none `−0`).
     fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]);
+    /// Whether every guard the code checks holds at `values` (after [`forward`](Self::forward)).
+    fn guards_hold(&self, values: &[f64]) -> bool;
+    /// The guards the code does not check (their indices): the caller checks them.
+    fn unchecked(&self) -> &[u32];
     /// Bytes of machine code.
     fn code_bytes(&self) -> usize;
+    /// Bytes kept: the code's, and what it keeps to run (the guards' outcomes).
+    fn kept_bytes(&self) -> usize;
 }
 
 /// The compiled program of a recording, if it has one.
@@ -222,7 +228,7 @@ pub(crate) struct Native(pub Box<dyn Machine>);
 
 impl Derived for Native {
     fn capacity_bytes(&self) -> usize {
-        self.0.code_bytes()
+        self.0.kept_bytes()
     }
     derived_any!();
 }

@@ -268,6 +268,101 @@ fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
     assert!(code.bytes < 64 << 10, "{code:?}");
 }
 
+/// Branches on every comparison operator: first loops of `<` over neighbours, of a running
+/// `max`, of `abs` and of `relu` (runs of guards, compiled as loops), then each operator once per
+/// neighbour pair, against inputs and constants (a guard of each check in turn, straight
+/// code), and a test of `Float` (left to Rust). Every branch changes the operations.
+fn branches(xs: &[Var]) -> Vec<Var> {
+    use core::cmp::Ordering;
+    use reverse::Float;
+    let rising: Vec<bool> = xs.windows(2).map(|w| w[0] < w[1]).collect();
+    let mut top = xs[0];
+    let mut all = Vec::new();
+    for &x in &xs[1..] {
+        top = top.max(x);
+    }
+    all.extend(xs[1..].iter().map(|x| x.abs()));
+    all.extend(xs[1..].iter().map(|&x| x.apply1(shared_ops::rules::Relu)));
+    let mut y = top;
+    for (w, &up) in xs.windows(2).zip(&rising) {
+        let (a, b) = (w[0], w[1]);
+        y = if up { y * b } else { y - a };
+        y = if a <= Var::constant(0.5) {
+            y + a
+        } else {
+            y * a
+        };
+        y = if b > a { y.sin() } else { y.cos() };
+        y = if b >= Var::constant(-0.5) {
+            y * 2.0
+        } else {
+            y / 3.0
+        };
+        y = if a == b { y + 1.0 } else { y - b };
+        y = if a != Var::constant(1.0) {
+            y * 0.5
+        } else {
+            y + 0.5
+        };
+        y = match a.partial_cmp(&b) {
+            Some(Ordering::Less) => y * a,
+            Some(Ordering::Greater) => y + a,
+            Some(Ordering::Equal) => y - a,
+            None => y,
+        };
+        if b.is_nan() {
+            y += 1.0;
+        }
+        all.push(y);
+    }
+    all.push(all.iter().copied().sum::<Var>() + y);
+    all
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(300)))]
+
+    /// The compiled gradient checks the guards in its code, and wherever one flips it fails
+    /// as re-evaluation does, naming the same guard.
+    #[test]
+    fn compiled_branches_fail_where_the_interpreter_does(
+        x in point(8),
+        points in prop::collection::vec(point(8), 1..4),
+    ) {
+        compiled_agrees(&x, &points, &branches, 1)?;
+    }
+}
+
+/// Every comparison, `max`, `abs` and `relu` guard of [`branches`] is checked by the compiled
+/// code (runs of them as loops), the `is_nan` tests by Rust; a flip of the loop's last
+/// comparison fails the call.
+#[test]
+fn a_compiled_gradient_checks_its_guards_in_its_code() {
+    let x: Vec<f64> = (0..40).map(|i| (i as f64 * 0.7).sin()).collect();
+    let tape = Tape::replayable();
+    let xs = tape.vars(&x);
+    let vs = branches(&xs);
+    let mut rec = tape.finish();
+    let code = rec.compile_gradient(vs[vs.len() - 1]).unwrap();
+    // Per neighbour pair: `<`, the seven comparisons, `max`, `abs`, `relu`; and `is_nan`.
+    assert_eq!(code.guards, 39 * 10, "{code:?}");
+    let mut g = vec![0.0; x.len()];
+    assert!(rec.gradient_at(&x, &mut g).is_ok());
+    let mut flipped = x.clone();
+    flipped.swap(38, 39);
+    let err = rec.gradient_at(&flipped, &mut g).unwrap_err();
+    let ReplayError::Guard(f) = &err else {
+        panic!("{err}")
+    };
+    assert!(f.guard < 39, "the loop of `<` fails first: {err}");
+    // Compiled whole: the same guards checked, the same error.
+    let (mut whole, _, _) = recording(&x, &branches);
+    assert_eq!(whole.compile().unwrap().guards, 39 * 10);
+    assert_eq!(whole.reevaluate(&flipped).unwrap_err(), err);
+    let (mut interpreted, _, _) = recording(&x, &branches);
+    assert_eq!(interpreted.reevaluate(&flipped).unwrap_err(), err);
+}
+
 /// A user's rule that panics inside compiled code panics out of `reevaluate`, and the
 /// recording can be dropped afterwards.
 #[test]
