@@ -344,7 +344,7 @@ fn a_compiled_gradient_checks_its_guards_in_its_code() {
     let vs = branches(&xs);
     let mut rec = tape.finish();
     let code = rec.compile_gradient(vs[vs.len() - 1]).unwrap();
-    // Per neighbour pair: `<`, the seven comparisons, `max`, `abs`, `relu`; and `is_nan`.
+    // Per neighbour pair: `<`, six more comparisons, `max`, `abs`, `relu` (`is_nan` is Rust's).
     assert_eq!(code.guards, 39 * 10, "{code:?}");
     let mut g = vec![0.0; x.len()];
     assert!(rec.gradient_at(&x, &mut g).is_ok());
