@@ -370,54 +370,58 @@ pub(super) fn size(nests: &[Nest]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::Float;
+    use crate::{Float, Tape, Var};
+
+    /// The guards' plan of what `record` records on inputs `x`.
+    fn planned(x: &[f64], record: impl Fn(&[Var])) -> (Vec<super::Nest>, Vec<u32>) {
+        let tape = Tape::replayable();
+        record(&tape.vars(x));
+        let rec = tape.finish();
+        rec.with_data(|d| {
+            let p = d.program.as_ref().unwrap();
+            super::plan(p, p.len())
+        })
+    }
+
+    fn sines(n: usize) -> Vec<f64> {
+        (0..n).map(|i| (i as f64 * 0.9).sin()).collect()
+    }
 
     /// Comparisons of neighbours are one run whose operands step by one, compiled as a loop;
     /// a test of `Float` is left to Rust.
     #[test]
     fn a_loop_of_comparisons_is_one_run_and_a_test_is_left_to_rust() {
-        let tape = crate::Tape::replayable();
-        let xs = tape.vars(&[0.1, 0.5, 0.2, 0.9, 0.3, 0.4]);
-        let rising: Vec<bool> = xs.windows(2).map(|w| w[0] < w[1]).collect();
-        assert_eq!(rising, [true, false, true, false, true]);
-        assert!(!xs[0].is_nan());
-        let rec = tape.finish();
-        rec.with_data(|d| {
-            let p = d.program.as_ref().unwrap();
-            let (nests, rest) = super::plan(p, p.len());
-            assert_eq!(nests.len(), 1);
-            assert_eq!((nests[0].rows, nests[0].body.len()), (1, 1));
-            let r = &nests[0].body[0];
-            assert_eq!((r.first, r.turns, r.at, r.step), (0, 5, [0, 1], [1, 1]));
-            assert_eq!(rest, [5]);
+        let (nests, rest) = planned(&[0.1, 0.5, 0.2, 0.9, 0.3, 0.4], |xs| {
+            let rising: Vec<bool> = xs.windows(2).map(|w| w[0] < w[1]).collect();
+            assert_eq!(rising, [true, false, true, false, true]);
+            assert!(!xs[0].is_nan());
         });
+        assert_eq!(nests.len(), 1);
+        assert_eq!((nests[0].rows, nests[0].body.len()), (1, 1));
+        let r = &nests[0].body[0];
+        assert_eq!((r.first, r.turns, r.at, r.step), (0, 5, [0, 1], [1, 1]));
+        assert_eq!(rest, [5]);
     }
 
     /// Rows of comparisons (a loop of loops): one nest of rows, each row a loop.
     #[test]
     fn a_loop_of_loops_of_comparisons_is_one_nest() {
-        let tape = crate::Tape::replayable();
-        let x: Vec<f64> = (0..24).map(|i| (i as f64 * 0.9).sin()).collect();
-        let xs = tape.vars(&x);
-        for r in 0..4 {
-            for k in 0..5 {
-                let _ = xs[r * 6 + k] < xs[r * 6 + k + 1];
+        let (nests, rest) = planned(&sines(24), |xs| {
+            for r in 0..4 {
+                for k in 0..5 {
+                    let _ = xs[r * 6 + k] < xs[r * 6 + k + 1];
+                }
             }
-        }
-        let rec = tape.finish();
-        rec.with_data(|d| {
-            let p = d.program.as_ref().unwrap();
-            let (nests, rest) = super::plan(p, p.len());
-            assert!(rest.is_empty());
-            assert_eq!(nests.len(), 1);
-            assert_eq!(
-                (nests[0].rows, nests[0].stride, nests[0].body.len()),
-                (4, 5, 1)
-            );
-            let r = &nests[0].body[0];
-            assert_eq!((r.turns, r.step, r.row), (5, [1, 1], [6, 6]));
-            assert_eq!(super::count(&nests), 20);
         });
+        assert!(rest.is_empty());
+        assert_eq!(nests.len(), 1);
+        assert_eq!(
+            (nests[0].rows, nests[0].stride, nests[0].body.len()),
+            (4, 5, 1)
+        );
+        let r = &nests[0].body[0];
+        assert_eq!((r.turns, r.step, r.row), (5, [1, 1], [6, 6]));
+        assert_eq!(super::count(&nests), 20);
     }
 
     /// A running `max` per row, as a mixture's log-sum-exp records it: its first guard (two
@@ -425,23 +429,17 @@ mod tests {
     /// loop, and the rows one nest of both.
     #[test]
     fn rows_of_running_maxima_are_one_nest_of_two_runs() {
-        let tape = crate::Tape::replayable();
-        let x: Vec<f64> = (0..24).map(|i| (i as f64 * 0.9).sin()).collect();
-        let xs = tape.vars(&x);
-        for r in 0..4 {
-            let row = &xs[r * 6..r * 6 + 6];
-            let _ = row[2..].iter().fold(row[0].max(row[1]), |m, &v| m.max(v));
-        }
-        let rec = tape.finish();
-        rec.with_data(|d| {
-            let p = d.program.as_ref().unwrap();
-            let (nests, rest) = super::plan(p, p.len());
-            assert!(rest.is_empty());
-            assert_eq!(nests.len(), 1, "{nests:?}");
-            assert_eq!((nests[0].rows, nests[0].stride), (4, 5));
-            let turns: Vec<usize> = nests[0].body.iter().map(|r| r.turns).collect();
-            assert_eq!(turns, [1, 4]);
-            assert_eq!(super::count(&nests), 20);
+        let (nests, rest) = planned(&sines(24), |xs| {
+            for r in 0..4 {
+                let row = &xs[r * 6..r * 6 + 6];
+                let _ = row[2..].iter().fold(row[0].max(row[1]), |m, &v| m.max(v));
+            }
         });
+        assert!(rest.is_empty());
+        assert_eq!(nests.len(), 1, "{nests:?}");
+        assert_eq!((nests[0].rows, nests[0].stride), (4, 5));
+        let turns: Vec<usize> = nests[0].body.iter().map(|r| r.turns).collect();
+        assert_eq!(turns, [1, 4]);
+        assert_eq!(super::count(&nests), 20);
     }
 }
