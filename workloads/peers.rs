@@ -144,6 +144,18 @@ impl FloatObjective for Gmm {
     }
 }
 
+impl FloatObjective for crate::gradbench::Lstm {
+    fn eval_float<T: Float>(&self, x: &[T]) -> T {
+        self.objective(x, &Folds)
+    }
+}
+
+impl FloatObjective for crate::gradbench::Ode {
+    fn eval_float<T: Float>(&self, x: &[T]) -> T {
+        self.objective(x)
+    }
+}
+
 impl FloatObjective for crate::gradbench::Kmeans {
     fn eval_float<T: Float>(&self, x: &[T]) -> T {
         self.objective(x, &Folds)

@@ -18,7 +18,8 @@
 //! | [`Det`] | det A by expansion along first rows of minors | the ℓ² entries | `det` |
 //! | [`Gmm`] | log posterior of a Gaussian mixture with a Wishart prior | α, μ, q, l | `gmm` |
 //! | [`Kmeans`] | Σᵢ minⱼ ‖Cⱼ − Pᵢ‖², and a Newton step (gradient / Hessian diagonal) | the k·d centroid coordinates | `kmeans` |
-//! | [`Ode`] | yₙ₋₁(2) of y₀' = x₀, yᵢ' = xᵢyᵢ₋₁ by s RK4 steps (a [`Recurrence`](reverse::Recurrence), not a `Function`) | the n coefficients x | `ode` |
+//! | [`Lstm`] | the loss of an LSTM of l layers of b units over c characters | 8lb + 3b weights and biases | `lstm` |
+//! | [`Ode`] | yₙ₋₁(2) of y₀' = x₀, yᵢ' = xᵢyᵢ₋₁ by s RK4 steps (a [`Recurrence`](reverse::Recurrence), and as a whole a `Function`) | the n coefficients x | `ode` |
 //!
 //! [`Op`]: crate::Op
 
@@ -30,6 +31,7 @@ mod gmm;
 mod kmeans;
 mod llsq;
 mod lse;
+mod lstm;
 mod ode;
 
 pub use det::Det;
@@ -37,6 +39,7 @@ pub use gmm::Gmm;
 pub use kmeans::Kmeans;
 pub use llsq::Llsq;
 pub use lse::Lse;
+pub use lstm::Lstm;
 pub use ode::Ode;
 
 /// How an objective sums and takes dot products.

@@ -1,5 +1,7 @@
-use crate::Op;
+use super::c;
+use crate::{Function, Op};
 use reverse::checkpoint::Recurrence;
+use shared_ops::num_traits::Float;
 
 /// GradBench `ode` (after cmpad's `an_ode`): the system `y₀' = x₀`, `yᵢ' = xᵢ·yᵢ₋₁` from
 /// `y(0) = 0` to `t = 2`, by `s` classic Runge–Kutta steps of `h = 2/s`; the output is the last
@@ -22,6 +24,19 @@ use reverse::checkpoint::Recurrence;
 /// let g = checkpointed_gradient(&f, &x, &y0, f.s, 20)?;
 /// workloads::assert_close(&g.wrt_params, &Ode::solution_gradient(&x), 1e-12, "∂y/∂x");
 /// # Ok::<(), reverse::Error>(())
+/// ```
+///
+/// As a [`Function`] it is the whole integration from `y(0) = 0`, one recording of all s
+/// steps (what GradBench's `gradient` differentiates):
+///
+/// ```
+/// use workloads::{Function, gradbench::Ode};
+/// let f = Ode::new(3, 10);
+/// let x = f.input();
+/// let (y, g) = jacobian::gradient(&f, &x)?;
+/// assert!((y - Ode::solution(&x)).abs() < 1e-6 * y);
+/// workloads::assert_close(&g, &Ode::solution_gradient(&x), 1e-6, "∂y/∂x");
+/// # Ok::<(), jacobian::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ode {
@@ -54,21 +69,10 @@ impl Ode {
         x.iter().product::<f64>() * 2f64.powi(n) / factorial
     }
 
-    /// The exact `∂yₙ₋₁(2)/∂xⱼ = yₙ₋₁(2)/xⱼ` (for nonzero x).
-    pub fn solution_gradient(x: &[f64]) -> Vec<f64> {
-        let y = Ode::solution(x);
-        x.iter().map(|xj| y / xj).collect()
-    }
-}
-
-impl Recurrence for Ode {
-    fn sizes(&self) -> (usize, usize) {
-        (self.n, self.n)
-    }
-
-    fn step<T: Op>(&self, _i: usize, x: &[T], y: &[T], next: &mut [T]) {
-        let h = T::constant(2.0 / self.s as f64);
-        let (two, six) = (T::constant(2.0), T::constant(6.0));
+    /// One Runge–Kutta step from `y` to `next`, for any `Float`.
+    fn rk4<T: Float>(&self, x: &[T], y: &[T], next: &mut [T]) {
+        let h = c::<T>(2.0 / self.s as f64);
+        let (two, six) = (c::<T>(2.0), c::<T>(6.0));
         // The stages of component i − 1, which those of component i read.
         let (mut t1, mut t2, mut t3) = (T::zero(), T::zero(), T::zero());
         for i in 0..self.n {
@@ -83,7 +87,49 @@ impl Recurrence for Ode {
         }
     }
 
+    /// y(2) from `y(0) = 0` by all s steps, for any `Float` (GradBench's `primal`).
+    pub fn state<T: Float>(&self, x: &[T]) -> Vec<T> {
+        let mut y = vec![T::zero(); self.n];
+        let mut next = y.clone();
+        for _ in 0..self.s {
+            self.rk4(x, &y, &mut next);
+            core::mem::swap(&mut y, &mut next);
+        }
+        y
+    }
+
+    /// yₙ₋₁(2), the output differentiated, for any `Float`.
+    pub fn objective<T: Float>(&self, x: &[T]) -> T {
+        self.state(x)[self.n - 1]
+    }
+
+    /// The exact `∂yₙ₋₁(2)/∂xⱼ = yₙ₋₁(2)/xⱼ` (for nonzero x).
+    pub fn solution_gradient(x: &[f64]) -> Vec<f64> {
+        let y = Ode::solution(x);
+        x.iter().map(|xj| y / xj).collect()
+    }
+}
+
+impl Recurrence for Ode {
+    fn sizes(&self) -> (usize, usize) {
+        (self.n, self.n)
+    }
+
+    fn step<T: Op>(&self, _i: usize, x: &[T], y: &[T], next: &mut [T]) {
+        self.rk4(x, y, next);
+    }
+
     fn output<T: Op>(&self, _x: &[T], y: &[T]) -> T {
         y[self.n - 1]
+    }
+}
+
+impl Function for Ode {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        vec![self.objective(x)]
+    }
+
+    fn sizes(&self) -> Option<(usize, usize)> {
+        Some((self.n, 1))
     }
 }

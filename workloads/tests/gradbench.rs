@@ -3,7 +3,7 @@
 
 use jacobian::Mode;
 use nalgebra::DMatrix;
-use workloads::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
+use workloads::gradbench::{Det, Gmm, Kmeans, Llsq, Lse, Lstm, Ode};
 use workloads::{Function, assert_close};
 
 /// Reverse gradient, forward gradient (n forward sweeps) and the value.
@@ -74,6 +74,56 @@ fn lse_gradient_is_softmax_even_at_ties() {
     let tied = [0.3, 0.9, 0.9, -0.2];
     let (_, g) = jacobian::gradient(&Lse::new(4), &tied).unwrap();
     assert_close(&g, &Lse::gradient(&tied), 1e-15, "lse with a tie");
+}
+
+#[test]
+fn lstm_gradient_three_ways_and_its_value_by_hand() {
+    let f = Lstm::new(2, 3, 6);
+    let x = f.input();
+    let (_, g, fwd) = both_modes(&f, &x);
+    assert_close(&g, &fwd, 1e-12, "lstm: reverse vs forward");
+    for (j, gj) in g.iter().enumerate() {
+        let d = central(&f, &x, j, 1e-5);
+        assert!(
+            (gj - d).abs() <= 1e-7 * (1.0 + d.abs()),
+            "∂/∂x{j}: {gj} vs {d}"
+        );
+    }
+    // One layer of one unit over two characters, by hand: the loss is
+    // −bit₁·(y − ln(eʸ + 2)) with y the prediction from the first character.
+    let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+    let (h0, c0, b0, b1) = (0.3, 0.7, 1.0, 1.0);
+    let f = Lstm::with_data(1, 1, vec![h0, c0], vec![b0, b1]).unwrap();
+    let p = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.1, 1.2];
+    let input = p[8] * b0;
+    let cell = c0 * sig(input * p[0] + p[4]) + sig(h0 * p[1] + p[5]) * (h0 * p[3] + p[7]).tanh();
+    let hidden = sig(input * p[2] + p[6]) * cell.tanh();
+    let pred = hidden * p[9] + p[10];
+    let want = -(pred - (pred.exp() + 2.0).ln()) * b1;
+    let got = f.eval(&p)[0];
+    assert!((got - want).abs() <= 1e-15 * want.abs(), "{got} vs {want}");
+    // Data of the wrong size is an error that names the sizes.
+    let e = Lstm::with_data(2, 3, vec![0.0; 12], vec![1.0; 5]).unwrap_err();
+    assert!(e.contains("5") && e.contains("3 bits"), "{e}");
+}
+
+#[test]
+fn ode_gradient_against_the_exact_solution_and_forward_mode() {
+    // With n ≤ 4 the solution is a polynomial of degree ≤ 4 in t, which RK4 integrates exactly.
+    let f = Ode::new(4, 7);
+    let x = f.input();
+    let (y, g, fwd) = both_modes(&f, &x);
+    assert!((y - Ode::solution(&x)).abs() <= 1e-14 * y, "{y}");
+    assert_close(
+        &g,
+        &Ode::solution_gradient(&x),
+        1e-13,
+        "ode: reverse vs exact",
+    );
+    assert_close(&g, &fwd, 1e-14, "ode: reverse vs forward");
+    // The `Function` and the `Recurrence` are one computation.
+    let r = reverse::checkpoint::run(&f, &x, &f.initial_state(), f.s);
+    assert_eq!(r, y);
 }
 
 #[test]
