@@ -1,9 +1,10 @@
 //! The objectives of the GradBench suite: the plain function and its reverse gradient, at the
 //! sizes of the suite, and echidna's two reverse modes on the same code.
 //!
-//! Groups: `llsq_n=1024_m=128`, `lse_n=640000`, `det_ell=9`, `gmm_d=10_k=10_n=1000`,
-//! `gmm_d=64_k=100_n=1000`, `kmeans_k=100_n=1000_d=8`. Ids: `f64` (the plain function), `reverse_gradient`
-//! (`jacobian::gradient`: one recording and one sweep), `compiled_gradient` (a
+//! Groups: `llsq_n=1024_m=128`, `llsq_n=16392_m=128`, `lse_n=640000`, `det_ell=9`,
+//! `gmm_d=10_k=10_n=1000`, `gmm_d=64_k=100_n=1000`, `lstm_l=4_c=1024`, `lstm_l=4_c=4096` (b =
+//! 14), `ode_n=1000_s=100`, `kmeans_k=100_n=1000_d=8`. Ids: `f64` (the plain function),
+//! `reverse_gradient` (`jacobian::gradient`: one recording and one sweep), `compiled_gradient` (a
 //! `PreparedGradient` by `Preparation::Compile`: the gradient compiled to machine code, where
 //! the recording compiles); with `--features peers` also
 //! `echidna_reverse` (`echidna::grad`, its Adept-style tape) and `echidna_bytecode`
@@ -22,7 +23,7 @@ use std::hint::black_box;
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
-use workloads::gradbench::{Det, Gmm, Kmeans, Llsq, Lse};
+use workloads::gradbench::{Det, Gmm, Kmeans, Llsq, Lse, Lstm, Ode};
 use workloads::{Function, assert_close};
 
 /// Times the plain function and our reverse gradient; returns the gradient for the peers'
@@ -48,14 +49,17 @@ fn ours<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64])
 }
 
 fn bench(c: &mut Criterion) {
-    let f = Llsq::new(128, 1024);
-    let x = f.input();
-    let mut group = c.benchmark_group("llsq_n=1024_m=128");
-    let _g = ours(&mut group, &f, &x);
-    assert_close(&_g, &f.gradient(&x), 1e-10, "llsq by hand");
-    #[cfg(feature = "peers")]
-    peers::echidna(&mut group, &x, &_g, &f);
-    group.finish();
+    for n in [1024, 16_392] {
+        let f = Llsq::new(128, n);
+        let x = f.input();
+        let mut group = c.benchmark_group(format!("llsq_n={n}_m=128"));
+        group.sample_size(if n > 1024 { 20 } else { 100 });
+        let _g = ours(&mut group, &f, &x);
+        assert_close(&_g, &f.gradient(&x), 1e-10, "llsq by hand");
+        #[cfg(feature = "peers")]
+        peers::echidna(&mut group, &x, &_g, &f);
+        group.finish();
+    }
 
     let f = Lse::new(640_000);
     let x = f.input();
@@ -90,6 +94,29 @@ fn bench(c: &mut Criterion) {
         }
         group.finish();
     }
+}
+
+/// GradBench `lstm` (l = 4, b = 14 at the suite's two lengths) and `ode` (n = 1 000, s = 100).
+fn sequences(c: &mut Criterion) {
+    for chars in [1024, 4096] {
+        let f = Lstm::new(4, 14, chars);
+        let x = f.input();
+        let mut group = c.benchmark_group(format!("lstm_l=4_c={chars}"));
+        group.sample_size(10);
+        let _g = ours(&mut group, &f, &x);
+        #[cfg(feature = "peers")]
+        peers::echidna(&mut group, &x, &_g, &f);
+        group.finish();
+    }
+
+    let f = Ode::new(1000, 100);
+    let x = f.input();
+    let mut group = c.benchmark_group("ode_n=1000_s=100");
+    group.sample_size(10);
+    let _g = ours(&mut group, &f, &x);
+    #[cfg(feature = "peers")]
+    peers::echidna(&mut group, &x, &_g, &f);
+    group.finish();
 }
 
 /// GradBench `kmeans`: the Newton direction at the suite's largest default size.
@@ -168,5 +195,5 @@ mod peers {
     }
 }
 
-criterion_group!(benches, bench, kmeans);
+criterion_group!(benches, bench, sequences, kmeans);
 criterion_main!(benches);
