@@ -3,6 +3,7 @@
 
 use super::emit::{self, Env};
 use super::guards;
+use super::ir;
 use super::machine;
 use super::report::{CodeStats, CompileError};
 use super::shape::{self, Forward, Index, Node, Region};
@@ -106,10 +107,17 @@ pub(super) fn build(
     }
     cuts.push(nests.len());
     let rule = |f: Forward| lens.calls.iter().position(|&c| c == f).expect("listed") as i64;
-    let flags = y.map(|y| gradient_flags(d, p, &nodes, &regions, y));
+    let flags = y.map(|y| {
+        let (keep, outside) = gradient_flags(d, p, &nodes, &regions, y);
+        (keep, outside, dot_runs(p, &nodes))
+    });
     let mode = match &flags {
         None => emit::Mode::Full,
-        Some((keep, outside)) => emit::Mode::Gradient { keep, outside },
+        Some((keep, outside, runs)) => emit::Mode::Gradient {
+            keep,
+            outside,
+            runs,
+        },
     };
     let (mut forward, mut reverse) = (Vec::new(), Vec::new());
     for w in cuts.windows(2) {
@@ -158,15 +166,15 @@ pub(super) fn build(
             .function(|fb, frame, _, _| {
                 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64 as word};
                 let f = MemFlagsData::trusted();
-                let values = fb.ins().load(word, f, frame, emit::VALUES);
-                let outcomes = fb.ins().load(word, f, frame, emit::OUTCOMES);
+                let values = fb.ins().load(word, f, frame, ir::VALUES);
+                let outcomes = fb.ins().load(word, f, frame, ir::OUTCOMES);
                 let (failed, done) = (fb.create_block(), fb.create_block());
                 guards::emit(fb, values, outcomes, &runs, failed);
                 fb.ins().jump(done, &[]);
                 fb.switch_to_block(failed);
                 fb.seal_block(failed);
                 let one = fb.ins().iconst(word, 1);
-                fb.ins().store(f, one, frame, emit::FAILED);
+                fb.ins().store(f, one, frame, ir::FAILED);
                 fb.ins().jump(done, &[]);
                 fb.switch_to_block(done);
                 fb.seal_block(done);
@@ -201,6 +209,11 @@ pub(super) fn build(
         loops,
         functions: forward.len() + reverse.len() + checks.len(),
         guards: guards::count(&runs),
+        sliced: nests
+            .iter()
+            .flat_map(|nest| &nest.regions)
+            .map(|r| emit::sliced(mode, &nodes, r))
+            .sum(),
     };
     let code = b
         .finish(&forward, &reverse, &checks, lens, guards::Kept::of(p, rest))
@@ -384,6 +397,27 @@ fn fold_sums(
             nodes[sum].reverse = shape::Reverse::Unit(0, 0);
         }
     }
+}
+
+/// Per node, whether it is a dot product whose pairs' operands are consecutive on each side
+/// (`a + j` and `b + j` in pair j): its call reads them as two slices.
+fn dot_runs(p: &Program<f64>, nodes: &[Node]) -> Vec<bool> {
+    let runs = |args: &[u32]| {
+        let (a, b) = (args[0], args[1]);
+        (0u32..)
+            .zip(args.chunks_exact(2))
+            .all(|(j, q)| q[0] == a.wrapping_add(j) && q[1] == b.wrapping_add(j))
+    };
+    let dot = crate::storage::op_code::OpCode::Dot;
+    (0..nodes.len())
+        .map(|i| match nodes[i].forward {
+            Forward::Call { op, param, .. } if op == dot && param >= 2 => {
+                let a = p.operands[i][0] as usize;
+                runs(&p.args[a..a + param as usize])
+            }
+            _ => false,
+        })
+        .collect()
 }
 
 /// Whether region `r` holds inputs only, for which neither pass has anything to do (the

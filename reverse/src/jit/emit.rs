@@ -9,19 +9,14 @@
 //! [`structural`](crate::sweep::kernel::structural), as a select).
 
 use super::cells::Cells;
+use super::ir::{ADJOINTS, PARTIALS, Turn, VALUES, index, load, store, turns};
+use super::machine::{NO_PARTIALS, PAIRS, RUN_PAIRS, RUNS, UNIT, WEIGHTED};
 use super::shape::{A, B, E, Forward, Index, LO, Node, PARENT, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{BlockArg, FuncRef, InstBuilder, MemFlagsData, Value, types};
+use crate::storage::op_code::OpCode;
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
-
-/// Byte offsets of the frame's pointers (see `machine::Frame`).
-pub(super) const VALUES: i32 = 0;
-pub(super) const PARTIALS: i32 = 8;
-pub(super) const ADJOINTS: i32 = 16;
-/// The recorded outcomes of the guards, and the flag the guards' code sets where one failed.
-pub(super) const OUTCOMES: i32 = 24;
-pub(super) const FAILED: i32 = 32;
 
 /// What the code of one function reads: the frame, its three arrays, and the two calls.
 pub(super) struct Env<'a> {
@@ -32,7 +27,7 @@ pub(super) struct Env<'a> {
     pub values: Value,
     pub partials: Value,
     pub adj: Value,
-    /// `eval(frame, rule, a, b, e, node) → value` and `sweep(frame, lo, count, unit, ā)`.
+    /// `eval(frame, rule, a, b, e, node) → value` and `sweep(frame, lo, count, kind, ā)`.
     pub eval: FuncRef,
     pub sweep: FuncRef,
     /// The index of each rule evaluated by a call, in the table the call reads.
@@ -49,108 +44,6 @@ impl Env<'_> {
     }
 }
 
-/// The turn counters of the code being emitted: of its loop (none in straight code), and of
-/// the loop around it where loops are nested.
-#[derive(Clone, Copy)]
-pub(super) struct Turn {
-    pub k: Option<Value>,
-    pub outer: Option<Value>,
-}
-
-/// An index's steps: per turn of its loop, and per turn of the loop around it.
-type Step = (i64, i64);
-
-/// `k · step.0 + outer · step.1` (none if both are absent or zero).
-fn stepped(b: &mut FunctionBuilder, t: Turn, step: Step, scale: i64) -> Option<Value> {
-    let inner =
-        t.k.filter(|_| step.0 != 0)
-            .map(|k| b.ins().imul_imm_s(k, step.0 * scale));
-    let outer = t
-        .outer
-        .filter(|_| step.1 != 0)
-        .map(|o| b.ins().imul_imm_s(o, step.1 * scale));
-    match (inner, outer) {
-        (Some(x), Some(y)) => Some(b.ins().iadd(x, y)),
-        (x, y) => x.or(y),
-    }
-}
-
-/// `index + k · step` as an integer.
-pub(super) fn index(b: &mut FunctionBuilder, t: Turn, index: i64, step: Step) -> Value {
-    match stepped(b, t, step, 1) {
-        Some(x) => b.ins().iadd_imm_s(x, index),
-        None => b.ins().iconst(types::I64, index),
-    }
-}
-
-/// The address of element `index + k · step` of the `f64` array at `base`, as a pointer and
-/// an offset.
-fn element(b: &mut FunctionBuilder, base: Value, t: Turn, index: i64, step: Step) -> (Value, i32) {
-    let bytes = index * 8;
-    let base = match stepped(b, t, step, 8) {
-        Some(x) => b.ins().iadd(base, x),
-        None => base,
-    };
-    match i32::try_from(bytes) {
-        Ok(off) => (base, off),
-        Err(_) => (b.ins().iadd_imm_s(base, bytes), 0),
-    }
-}
-
-pub(super) fn load(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: Step) -> Value {
-    let (p, off) = element(b, base, k, index, step);
-    b.ins().load(types::F64, MemFlagsData::trusted(), p, off)
-}
-
-fn store(b: &mut FunctionBuilder, x: Value, base: Value, k: Turn, index: i64, step: Step) {
-    let (p, off) = element(b, base, k, index, step);
-    b.ins().store(MemFlagsData::trusted(), x, p, off);
-}
-
-/// A loop over the `turns` of a region, forwards or backwards, with `body` emitted once. The
-/// loop carries numbers from turn to turn: `init` into the first, what `body` returns into the
-/// next; returns what the last turn returned.
-pub(super) fn turns(
-    b: &mut FunctionBuilder,
-    count: usize,
-    backwards: bool,
-    init: &[Value],
-    mut body: impl FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value>,
-) -> Vec<Value> {
-    let (header, inside, exit) = (b.create_block(), b.create_block(), b.create_block());
-    b.append_block_param(header, types::I64);
-    for _ in init {
-        b.append_block_param(header, types::F64);
-    }
-    let first = b
-        .ins()
-        .iconst(types::I64, if backwards { count as i64 - 1 } else { 0 });
-    let args: Vec<BlockArg> = core::iter::once(first)
-        .chain(init.iter().copied())
-        .map(Into::into)
-        .collect();
-    b.ins().jump(header, &args);
-    b.switch_to_block(header);
-    let params = b.block_params(header).to_vec();
-    let k = params[0];
-    let go = if backwards {
-        b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, k, 0)
-    } else {
-        b.ins().icmp_imm_s(IntCC::SignedLessThan, k, count as i64)
-    };
-    b.ins().brif(go, inside, &[], exit, &[]);
-    b.switch_to_block(inside);
-    b.seal_block(inside);
-    let out = body(b, k, &params[1..]);
-    let next = b.ins().iadd_imm_s(k, if backwards { -1 } else { 1 });
-    let args: Vec<BlockArg> = core::iter::once(next).chain(out).map(Into::into).collect();
-    b.ins().jump(header, &args);
-    b.seal_block(header);
-    b.switch_to_block(exit);
-    b.seal_block(exit);
-    params[1..].to_vec()
-}
-
 /// What the code computes.
 #[derive(Clone, Copy)]
 pub(super) enum Mode<'a> {
@@ -164,6 +57,8 @@ pub(super) enum Mode<'a> {
     Gradient {
         keep: &'a [bool],
         outside: &'a [bool],
+        /// Per node, whether it is a dot product whose sides are runs of consecutive values.
+        runs: &'a [bool],
     },
 }
 
@@ -175,6 +70,15 @@ fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
         .as_ref()
         .map_or((1, 0), |o| (o.turns, o.nodes as usize));
     (0..outer).any(|o| (0..r.turns).any(|k| flag[r.start + o * step + k * r.period + j]))
+}
+
+/// Whether `flag` fails for body node `j` of `r` in any turn.
+fn any_turn_not(flag: &[bool], r: &Region, j: usize) -> bool {
+    let (outer, step) = r
+        .outer
+        .as_ref()
+        .map_or((1, 0), |o| (o.turns, o.nodes as usize));
+    (0..outer).any(|o| (0..r.turns).any(|k| !flag[r.start + o * step + k * r.period + j]))
 }
 
 /// One pass over a nest of regions: a loop over its turns around its regions' code, or the
@@ -327,7 +231,11 @@ fn turn_values(
             Forward::Call { .. } if again => load(b, env.values, k, p, q),
             Forward::Call { .. } => {
                 let rule = b.ins().iconst(types::I64, (env.rule)(nd.forward));
-                let args = [A, B, E].map(|x| index(b, k, at(x).0, at(x).1));
+                let mut args = [A, B, E].map(|x| index(b, k, at(x).0, at(x).1));
+                if let Some((_, runs)) = pairs(env.mode, env.nodes, r, j) {
+                    let e = if runs { RUNS } else { NO_PARTIALS };
+                    args[2] = b.ins().iconst(types::I64, e as i64);
+                }
                 let at_node = index(b, k, p, q);
                 let call = b.ins().call(
                     env.eval,
@@ -339,7 +247,7 @@ fn turn_values(
         if !again {
             let (keep, zero) = match env.mode {
                 Mode::Full => (true, false),
-                Mode::Gradient { keep, outside } => {
+                Mode::Gradient { keep, outside, .. } => {
                     let call = matches!(nd.forward, Forward::Call { .. });
                     (call || any_turn(keep, r, j), any_turn(outside, r, j))
                 }
@@ -515,10 +423,14 @@ fn reverse_turn(
                 }
             }
             Reverse::Call { unit, count } => {
-                let lo = index(b, k, at(LO).0, at(LO).1);
+                let (lo, count, kind) = match pairs(env.mode, env.nodes, r, j) {
+                    Some((pairs, runs)) => (at(A), pairs, if runs { RUN_PAIRS } else { PAIRS }),
+                    None => (at(LO), count, if unit { UNIT } else { WEIGHTED }),
+                };
+                let lo = index(b, k, lo.0, lo.1);
                 let count = b.ins().iconst(types::I64, count as i64);
-                let unit = b.ins().iconst(types::I64, unit as i64);
-                b.ins().call(env.sweep, &[env.frame, lo, count, unit, a]);
+                let kind = b.ins().iconst(types::I64, kind as i64);
+                b.ins().call(env.sweep, &[env.frame, lo, count, kind, a]);
             }
         }
     }
@@ -545,6 +457,36 @@ fn reverse_turn(
         out.push(v);
     }
     out
+}
+
+/// The operand pairs of a dot product whose partials a gradient does not store (one with
+/// more edges than are swept inline), body node `j` of `r`: its sweep reads them from the
+/// values of its operands, which the call kept (one store and one load fewer per edge); and
+/// whether its sides are runs of values in every turn.
+fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<(u32, bool)> {
+    let nd = &nodes[r.start + j];
+    match (mode, nd.forward, nd.reverse) {
+        (
+            Mode::Gradient { runs, .. },
+            Forward::Call {
+                op: OpCode::Dot,
+                param,
+                ..
+            },
+            Reverse::Call { .. },
+        ) => Some((param / 2, !any_turn_not(runs, r, j))),
+        _ => None,
+    }
+}
+
+/// The nodes of region `r` (over every turn of the loop around it) that are dot products read
+/// as slices.
+pub(super) fn sliced(mode: Mode, nodes: &[Node], r: &Region) -> usize {
+    let turns = r.turns * r.outer.as_ref().map_or(1, |o| o.turns);
+    (0..r.period)
+        .filter(|&j| matches!(pairs(mode, nodes, r, j), Some((_, true))))
+        .count()
+        * turns
 }
 
 /// The term `w · ā` of a weighted edge, or `−0` (nothing) where `w` or `ā` is zero: the

@@ -9,7 +9,7 @@
 //! integers of `floor`, `%`, …, `hypot`'s corner) are checked by Rust after the code. The code
 //! says only whether every guard held; where one failed, re-evaluation finds and names it.
 
-use super::emit::{self, Turn};
+use super::ir::{self, Turn};
 use crate::storage::guard::Kind;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::{CONST, Program};
@@ -239,10 +239,10 @@ pub(super) fn emit(
         let row = |b: &mut FunctionBuilder, outer: Option<Value>| {
             for r in &nest.body {
                 let check = |b: &mut FunctionBuilder, t: Turn| {
-                    let x = emit::load(b, values, t, r.at[0], (r.step[0], r.row[0]));
-                    let y = emit::load(b, values, t, r.at[1], (r.step[1], r.row[1]));
+                    let x = ir::load(b, values, t, r.at[0], (r.step[0], r.row[0]));
+                    let y = ir::load(b, values, t, r.at[1], (r.step[1], r.row[1]));
                     let got = outcome(b, r.check, x, y);
-                    let g = emit::index(b, t, r.first as i64, (1, nest.stride as i64));
+                    let g = ir::index(b, t, r.first as i64, (1, nest.stride as i64));
                     let at = b.ins().imul_imm_s(g, 8);
                     let at = b.ins().iadd(outcomes, at);
                     let recorded = b.ins().load(types::I64, MemFlagsData::trusted(), at, 0);
@@ -256,7 +256,7 @@ pub(super) fn emit(
                 if r.turns == 1 {
                     check(b, Turn { k: None, outer });
                 } else {
-                    emit::turns(b, r.turns, false, &[], |b, k, _| {
+                    ir::turns(b, r.turns, false, &[], |b, k, _| {
                         check(b, Turn { k: Some(k), outer });
                         Vec::new()
                     });
@@ -266,7 +266,7 @@ pub(super) fn emit(
         if nest.rows == 1 {
             row(b, None);
         } else {
-            emit::turns(b, nest.rows, false, &[], |b, o, _| {
+            ir::turns(b, nest.rows, false, &[], |b, o, _| {
                 row(b, Some(o));
                 Vec::new()
             });

@@ -12,7 +12,7 @@ use super::shape::Forward;
 use crate::storage::NEG;
 use crate::storage::op_code::{OpCode, binary, unary};
 use crate::storage::program::{Form, Machine, Rule, RuleFn};
-use crate::storage::program::{dot, fused, sum, write};
+use crate::storage::program::{dot, dot_value, fused, sum, write};
 use crate::sweep::kernel::structural;
 use core::cell::Cell;
 use cranelift_codegen::Context;
@@ -26,7 +26,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Mutex;
 
 /// What compiled code and its calls read. The code itself reads the first four fields and
-/// writes the fifth, at the offsets of `emit::{VALUES, PARTIALS, ADJOINTS, OUTCOMES, FAILED}`.
+/// writes the fifth, at the offsets of `ir::{VALUES, PARTIALS, ADJOINTS, OUTCOMES, FAILED}`.
 #[repr(C)]
 pub(super) struct Frame<'a> {
     values: *mut f64,
@@ -52,7 +52,7 @@ pub(super) struct Frame<'a> {
 
 // The offsets the code reads and writes the frame at.
 const _: () = {
-    use super::emit::{ADJOINTS, FAILED, OUTCOMES, PARTIALS, VALUES};
+    use super::ir::{ADJOINTS, FAILED, OUTCOMES, PARTIALS, VALUES};
     use core::mem::offset_of;
     assert!(offset_of!(Frame<'_>, values) == VALUES as usize);
     assert!(offset_of!(Frame<'_>, partials) == PARTIALS as usize);
@@ -84,6 +84,12 @@ extern "C" fn eval(frame: *const Frame<'_>, rule: u64, a: u64, b: u64, e: u64, n
         let (a, b, e, n) = (a as usize, b as usize, e as usize, f.nodes);
         match op {
             OpCode::Sum => sum_apart(values, &f.args[a..a + param as usize]),
+            OpCode::Dot if e == RUNS as usize => {
+                dot_of_runs(values, &f.args[a..a + param as usize])
+            }
+            OpCode::Dot if e == NO_PARTIALS as usize => {
+                dot_value(values, &f.args[a..a + param as usize])
+            }
             OpCode::Dot => dot(values, &f.args[a..a + param as usize], n, partials, e),
             OpCode::MulAdd => fused(values, &f.args[a..a + 3], n, partials, e),
             OpCode::Custom => {
@@ -126,25 +132,91 @@ fn sum_apart(values: &[f64], args: &[u32]) -> f64 {
     sum(values, args)
 }
 
-/// The sweep of a node with many edges, from `lo`, whose adjoint is `a`: the plain sweep's
-/// terms, in its order.
+/// The `e` of a dot product whose partials are not stored: its sweep reads them from the
+/// values of its operands ([`PAIRS`]); `RUNS` where each side's operands are consecutive
+/// values (a row of constants by a vector of inputs, say), which the call reads as slices.
+pub(super) const NO_PARTIALS: u64 = u64::MAX;
+pub(super) const RUNS: u64 = u64::MAX - 1;
+
+/// The kinds of edges [`sweep`] adds along: weighted edges from `lo` (their partials stored),
+/// unit edges from `lo`, or the edges of a dot product of `count` operand pairs from `lo` in
+/// the n-ary operands, each partial the value of its pair's other operand (`RUN_PAIRS`: each
+/// side's operands consecutive, as for [`RUNS`]).
+pub(super) const WEIGHTED: u64 = 0;
+pub(super) const UNIT: u64 = 1;
+pub(super) const PAIRS: u64 = 2;
+pub(super) const RUN_PAIRS: u64 = 3;
+
+/// [`dot_value`] of pairs `args` whose sides are runs of consecutive values, read as slices
+/// (the same products and sums, which the compiler turns into vector instructions).
+fn dot_of_runs(values: &[f64], args: &[u32]) -> f64 {
+    let len = args.len() / 2;
+    let (a, b) = (args[0] as usize, args[1] as usize);
+    let (a, b) = (&values[a..a + len], &values[b..b + len]);
+    shared_ops::dot_order(len, |j| a[j] * b[j])
+}
+
+/// The sweep of a node with many edges, whose adjoint is `a`: the plain sweep's terms, in its
+/// order (a dot product's edges are its operands that are nodes, pair by pair).
 #[allow(unsafe_code)]
-extern "C" fn sweep(frame: *const Frame<'_>, lo: u64, count: u64, unit: u64, a: f64) {
-    // SAFETY: as in `eval`, for the adjoints, which `Code::reverse` passes.
+extern "C" fn sweep(frame: *const Frame<'_>, lo: u64, count: u64, kind: u64, a: f64) {
+    // SAFETY: as in `eval`, for the adjoints, which `Code::reverse` and `Code::gradient` pass,
+    // and the values, which only a gradient's sweep reads (of dot products), and only here.
     let f = unsafe { &*frame };
     let adj = unsafe { core::slice::from_raw_parts_mut(f.adj, f.adj_len) };
-    let edges = lo as usize..(lo + count) as usize;
-    if unit != 0 {
-        for &q in &f.units[edges] {
-            adj[(q & !NEG) as usize] += if q & NEG == 0 { a } else { -a };
+    let (lo, count) = (lo as usize, count as usize);
+    match kind {
+        UNIT => {
+            for &q in &f.units[lo..lo + count] {
+                adj[(q & !NEG) as usize] += if q & NEG == 0 { a } else { -a };
+            }
         }
-    } else {
-        // The partials are only read here.
-        let partials = unsafe { core::slice::from_raw_parts(f.partials, f.partials_len) };
-        for (&p, &w) in f.parents[edges.clone()].iter().zip(&partials[edges]) {
-            adj[p as usize] += structural(w, a, w * a);
+        PAIRS | RUN_PAIRS => {
+            let values = unsafe { core::slice::from_raw_parts(f.values, f.values_len) };
+            let (args, n) = (&f.args[lo..lo + 2 * count], f.nodes);
+            let sides = (kind == RUN_PAIRS)
+                .then(|| apart(args[0] as usize, args[1] as usize, count, n))
+                .flatten();
+            if let Some(sides) = sides {
+                // Each adjoint gets one term of this node: the sides may go one after the
+                // other, each a loop over slices.
+                for (s, other) in sides.into_iter().flatten() {
+                    let w = &values[other..other + count];
+                    for (u, &w) in adj[s..s + count].iter_mut().zip(w) {
+                        *u += structural(w, a, w * a);
+                    }
+                }
+                return;
+            }
+            for pair in args.chunks_exact(2) {
+                for (r, w) in [(pair[0], pair[1]), (pair[1], pair[0])] {
+                    if (r as usize) < n {
+                        let w = values[w as usize];
+                        adj[r as usize] += structural(w, a, w * a);
+                    }
+                }
+            }
+        }
+        _ => {
+            // The partials are only read here.
+            let partials = unsafe { core::slice::from_raw_parts(f.partials, f.partials_len) };
+            let edges = lo..lo + count;
+            for (&p, &w) in f.parents[edges.clone()].iter().zip(&partials[edges]) {
+                adj[p as usize] += structural(w, a, w * a);
+            }
         }
     }
+}
+
+/// The sides of a dot product of `count` pairs, each side's operands consecutive from `a` and
+/// `b`, to sweep: (first node, first operand of the other side) for each side of nodes, where
+/// each side is all nodes or all constants (`n` nodes, the constants after them) and no node is
+/// on both sides; else `None`.
+fn apart(a: usize, b: usize, count: usize, n: usize) -> Option<[Option<(usize, usize)>; 2]> {
+    let nodes = |s: usize| s + count <= n;
+    let one_kind = [a, b].iter().all(|&s| nodes(s) || s >= n);
+    let disjoint = !(nodes(a) && nodes(b)) || a + count <= b || b + count <= a;
+    (one_kind && disjoint).then(|| [(a, b), (b, a)].map(|(s, o)| nodes(s).then_some((s, o))))
 }
 
 /// Compiles functions of one signature, `f(frame)`, into one module.

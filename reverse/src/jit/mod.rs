@@ -76,6 +76,7 @@ mod cells;
 mod emit;
 mod gradient;
 mod guards;
+mod ir;
 mod machine;
 mod report;
 mod shape;

@@ -36,6 +36,9 @@ pub struct CodeStats {
     pub functions: usize,
     /// Guards the code checks after its forward pass (the others are checked by Rust).
     pub guards: usize,
+    /// Dot products a gradient's code reads as two slices of consecutive values (and sweeps
+    /// from them), counted per node.
+    pub sliced: usize,
 }
 
 /// Why a recording cannot be compiled.

@@ -272,7 +272,13 @@ pub(crate) fn dot<T: Op>(values: &[T], args: &[u32], n: usize, partial: &mut [T]
             }
         }
     }
-    // The value in the order of every `Op::dot`, as the recording added it.
+    dot_value(values, args)
+}
+
+/// The value of a dot-product node of operand pairs `args`, in the order of every `Op::dot`,
+/// as the recording added it.
+#[inline(always)]
+pub(crate) fn dot_value<T: Op>(values: &[T], args: &[u32]) -> T {
     let value = |j: usize| values[args[2 * j] as usize] * values[args[2 * j + 1] as usize];
     shared_ops::dot_order(args.len() / 2, value)
 }

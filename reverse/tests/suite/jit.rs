@@ -268,6 +268,71 @@ fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
     assert!(code.bytes < 64 << 10, "{code:?}");
 }
 
+/// Dot products whose sides are runs of consecutive values, which a compiled gradient reads
+/// as slices, and their near misses: a loop of a window of inputs by a row of constants (zeros
+/// and an infinity among them), one turn of which reads a permuted window; two runs of nodes
+/// apart, the same run twice, two overlapping runs; runs of computed nodes.
+fn dots(xs: &[Var]) -> Vec<Var> {
+    let c = |k: usize, j: usize| match (k + j) % 5 {
+        0 => Var::constant(0.0),
+        1 if k == 2 => Var::constant(f64::INFINITY),
+        r => Var::constant(r as f64 - 1.5),
+    };
+    let mut all = Vec::new();
+    for k in 0..6 {
+        let row: Vec<Var> = (0..8).map(|j| c(k, j)).collect();
+        let mut window = xs[k..k + 8].to_vec();
+        if k == 3 {
+            window.swap(1, 5);
+        }
+        all.push(Var::dot(&window, &row));
+    }
+    all.push(Var::dot(&xs[0..8], &xs[8..16]));
+    all.push(Var::dot(&xs[0..8], &xs[0..8]));
+    all.push(Var::dot(&xs[0..8], &xs[4..12]));
+    let u: Vec<Var> = xs.iter().map(|&x| reverse::Float::sin(x)).collect();
+    all.push(Var::dot(&u[0..8], &u[8..16]));
+    all.push(Var::dot(&u[2..10], &xs[0..8]));
+    all.push(all.iter().copied().sum::<Var>());
+    all
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(200)))]
+
+    /// Dot products read as slices give the interpreter's bits, zeros and infinities too.
+    #[test]
+    fn dot_products_of_runs_equal_the_interpreter(
+        x in point(16),
+        points in prop::collection::vec(point(16), 1..3),
+    ) {
+        compiled_agrees(&x, &points, &dots, 1)?;
+    }
+}
+
+/// Which of [`dots`]' products a gradient reads as slices: all but the permuted turn (the
+/// loop reads the others as runs turn by turn only if every turn is one: so none of its six),
+/// and the same run twice or overlapping, which are swept pair by pair.
+#[test]
+fn a_compiled_gradient_reads_runs_of_values_as_slices() {
+    let x: Vec<f64> = (0..16).map(|i| 0.1 * i as f64 - 0.7).collect();
+    let (mut rec, _, vs) = recording(&x, &dots);
+    let y = *vs.last().expect("outputs");
+    let stats = rec.compile_gradient(y).expect("compiles");
+    // The six of the loop fall back together (one turn is no run); the five after it are
+    // runs, the same run twice and the overlapping ones too (their forward reads slices; their
+    // sweep finds the sides not apart and goes pair by pair).
+    assert_eq!(stats.sliced, 5, "{stats:?}");
+    let (mut ok, _, vs) = recording(&x, &|xs: &[Var]| {
+        let row: Vec<Var> = (0..8).map(|j| Var::constant(j as f64)).collect();
+        let mut all: Vec<Var> = (0..6).map(|k| Var::dot(&xs[k..k + 8], &row)).collect();
+        all.push(all.iter().copied().sum::<Var>());
+        all
+    });
+    let y = *vs.last().expect("outputs");
+    assert_eq!(ok.compile_gradient(y).expect("compiles").sliced, 6);
+}
+
 /// Branches on every comparison operator: first loops of `<` over neighbours, of a running
 /// `max`, of `abs` and of `relu` (runs of guards, compiled as loops), then each operator once per
 /// neighbour pair, against inputs and constants (a guard of each check in turn, straight
