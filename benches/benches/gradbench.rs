@@ -6,9 +6,10 @@
 //! 14), `ode_n=1000_s=100`, `kmeans_k=100_n=1000_d=8`. Ids: `f64` (the plain function),
 //! `reverse_gradient` (`jacobian::gradient`: one recording and one sweep), `compiled_gradient` (a
 //! `PreparedGradient` by `Preparation::Compile`: the gradient compiled to machine code, where
-//! the recording compiles); with `--features peers` also
-//! `echidna_reverse` (`echidna::grad`, its Adept-style tape) and `echidna_bytecode`
-//! (`echidna::record` and one `gradient` of the bytecode tape). Every peer's gradient is checked
+//! the recording compiles) and there `reevaluated_gradient` (`Preparation::Reevaluate`, the
+//! interpreter) and `auto_gradient` (`Preparation::Auto`, the plan's choice); with
+//! `--features peers` also `echidna_reverse` (`echidna::grad`, its Adept-style tape) and
+//! `echidna_bytecode` (`echidna::record` and one `gradient` of the bytecode tape). Every peer's gradient is checked
 //! against ours before it is timed. The k-means group times the suite's `dir` (a Newton step:
 //! gradient over Hessian diagonal) instead: `hand_written`, `hvp_dir` (ours: one
 //! forward-over-reverse `jacobian::hvp` along all-ones gives both) and with peers
@@ -39,11 +40,24 @@ fn ours<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64])
     use jacobian::{Preparation, PreparedGradient};
     let mut p = PreparedGradient::with(f, x, Preparation::Compile).unwrap();
     eprintln!("compiled: {}", p.plan());
-    if p.plan().code_bytes > 0 {
-        assert_eq!(p.gradient(x).unwrap().1, g, "compiled = interpreted");
-        group.bench_function("compiled_gradient", |b| {
-            b.iter(|| p.gradient(black_box(x)).unwrap())
-        });
+    if p.plan().code_bytes == 0 {
+        return g;
+    }
+    assert_eq!(p.gradient(x).unwrap().1, g, "compiled = interpreted");
+    group.bench_function("compiled_gradient", |b| {
+        b.iter(|| p.gradient(black_box(x)).unwrap())
+    });
+    drop(p);
+    // Where it compiles, the interpreted re-evaluation, and what `Auto` makes of the choice
+    // (its target: within 1.1× of the better of the two).
+    for (id, how) in [
+        ("reevaluated_gradient", Preparation::Reevaluate),
+        ("auto_gradient", Preparation::Auto),
+    ] {
+        let mut p = PreparedGradient::with(f, x, how).unwrap();
+        eprintln!("{id}: {}", p.plan());
+        assert_eq!(p.gradient(x).unwrap().1, g, "{id} = one-shot");
+        group.bench_function(id, |b| b.iter(|| p.gradient(black_box(x)).unwrap()));
     }
     g
 }
