@@ -62,51 +62,58 @@ fn ours<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64])
     g
 }
 
+/// An objective of the suite: the peers' trait too where they are benched.
+#[cfg(feature = "peers")]
+trait Objective: Function + workloads::peers::FloatObjective {}
+#[cfg(feature = "peers")]
+impl<F: Function + workloads::peers::FloatObjective> Objective for F {}
+#[cfg(not(feature = "peers"))]
+trait Objective: Function {}
+#[cfg(not(feature = "peers"))]
+impl<F: Function> Objective for F {}
+
+/// The group `name` of `samples` samples: ours at `x`, then (with `peers`, if `echidna`) echidna's
+/// two modes; returns our gradient.
+fn group<F: Objective>(
+    c: &mut Criterion,
+    name: &str,
+    samples: usize,
+    f: &F,
+    x: &[f64],
+    echidna: bool,
+) -> Vec<f64> {
+    let mut group = c.benchmark_group(name);
+    group.sample_size(samples);
+    let g = ours(&mut group, f, x);
+    #[cfg(feature = "peers")]
+    if echidna {
+        peers::echidna(&mut group, x, &g, f);
+    }
+    #[cfg(not(feature = "peers"))]
+    let _ = echidna;
+    group.finish();
+    g
+}
+
 fn bench(c: &mut Criterion) {
     for n in [1024, 16_392] {
         let f = Llsq::new(128, n);
         let x = f.input();
-        let mut group = c.benchmark_group(format!("llsq_n={n}_m=128"));
-        group.sample_size(if n > 1024 { 20 } else { 100 });
-        let _g = ours(&mut group, &f, &x);
-        assert_close(&_g, &f.gradient(&x), 1e-10, "llsq by hand");
-        #[cfg(feature = "peers")]
-        peers::echidna(&mut group, &x, &_g, &f);
-        group.finish();
+        let samples = if n > 1024 { 20 } else { 100 };
+        let g = group(c, &format!("llsq_n={n}_m=128"), samples, &f, &x, true);
+        assert_close(&g, &f.gradient(&x), 1e-10, "llsq by hand");
     }
-
     let f = Lse::new(640_000);
-    let x = f.input();
-    let mut group = c.benchmark_group("lse_n=640000");
-    group.sample_size(20);
-    let _g = ours(&mut group, &f, &x);
-    #[cfg(feature = "peers")]
-    peers::echidna(&mut group, &x, &_g, &f);
-    group.finish();
-
+    group(c, "lse_n=640000", 20, &f, &f.input(), true);
     let f = Det::new(9);
-    let x = f.input();
-    let mut group = c.benchmark_group("det_ell=9");
-    group.sample_size(10);
-    let _g = ours(&mut group, &f, &x);
-    #[cfg(feature = "peers")]
-    peers::echidna(&mut group, &x, &_g, &f);
-    group.finish();
-
+    group(c, "det_ell=9", 10, &f, &f.input(), true);
     for (d, k) in [(10, 10), (64, 100)] {
         let f = Gmm::new(d, k, 1000);
-        let x = f.input();
-        let mut group = c.benchmark_group(format!("gmm_d={d}_k={k}_n=1000"));
-        group.sample_size(10);
-        let _g = ours(&mut group, &f, &x);
         // The large one has 4.5·10⁸ multiply-adds: echidna's tape of them is too slow and too
         // large per gradient to sample here; `cargo run --release -p benches --features peers
         // --example gmm_memory -- 64 100 1000 echidna` measures one gradient instead.
-        #[cfg(feature = "peers")]
-        if d == 10 {
-            peers::echidna(&mut group, &x, &_g, &f);
-        }
-        group.finish();
+        let name = format!("gmm_d={d}_k={k}_n=1000");
+        group(c, &name, 10, &f, &f.input(), d == 10);
     }
 }
 
@@ -114,23 +121,10 @@ fn bench(c: &mut Criterion) {
 fn sequences(c: &mut Criterion) {
     for chars in [1024, 4096] {
         let f = Lstm::new(4, 14, chars);
-        let x = f.input();
-        let mut group = c.benchmark_group(format!("lstm_l=4_c={chars}"));
-        group.sample_size(10);
-        let _g = ours(&mut group, &f, &x);
-        #[cfg(feature = "peers")]
-        peers::echidna(&mut group, &x, &_g, &f);
-        group.finish();
+        group(c, &format!("lstm_l=4_c={chars}"), 10, &f, &f.input(), true);
     }
-
     let f = Ode::new(1000, 100);
-    let x = f.input();
-    let mut group = c.benchmark_group("ode_n=1000_s=100");
-    group.sample_size(10);
-    let _g = ours(&mut group, &f, &x);
-    #[cfg(feature = "peers")]
-    peers::echidna(&mut group, &x, &_g, &f);
-    group.finish();
+    group(c, "ode_n=1000_s=100", 10, &f, &f.input(), true);
 }
 
 /// GradBench `kmeans`: the Newton direction at the suite's largest default size.
