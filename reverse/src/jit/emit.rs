@@ -62,23 +62,19 @@ pub(super) enum Mode<'a> {
     },
 }
 
-/// Whether `flag` holds for body node `j` of `r` in any turn (of any turn of the loop around
+/// The nodes body node `j` of `r` stands for: one per turn (of each turn of the loop around
 /// it).
-fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
+fn turns_of(r: &Region, j: usize) -> impl Iterator<Item = usize> + '_ {
     let (outer, step) = r
         .outer
         .as_ref()
         .map_or((1, 0), |o| (o.turns, o.nodes as usize));
-    (0..outer).any(|o| (0..r.turns).any(|k| flag[r.start + o * step + k * r.period + j]))
+    (0..outer).flat_map(move |o| (0..r.turns).map(move |k| r.start + o * step + k * r.period + j))
 }
 
-/// Whether `flag` fails for body node `j` of `r` in any turn.
-fn any_turn_not(flag: &[bool], r: &Region, j: usize) -> bool {
-    let (outer, step) = r
-        .outer
-        .as_ref()
-        .map_or((1, 0), |o| (o.turns, o.nodes as usize));
-    (0..outer).any(|o| (0..r.turns).any(|k| !flag[r.start + o * step + k * r.period + j]))
+/// Whether `flag` holds for body node `j` of `r` in any turn.
+fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
+    turns_of(r, j).any(|i| flag[i])
 }
 
 /// One pass over a nest of regions: a loop over its turns around its regions' code, or the
@@ -474,7 +470,7 @@ fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<(u32, bool)
                 ..
             },
             Reverse::Call { .. },
-        ) => Some((param / 2, !any_turn_not(runs, r, j))),
+        ) => Some((param / 2, turns_of(r, j).all(|i| runs[i]))),
         _ => None,
     }
 }

@@ -310,9 +310,10 @@ proptest! {
     }
 }
 
-/// Which of [`dots`]' products a gradient reads as slices: all but the permuted turn (the
-/// loop reads the others as runs turn by turn only if every turn is one: so none of its six),
-/// and the same run twice or overlapping, which are swept pair by pair.
+/// Which of [`dots`]' products a gradient reads as slices: the five after the loop (the same
+/// run twice and the overlapping runs too, whose sweep goes pair by pair), and none of the
+/// loop's six, since its code is one body for every turn and one turn is no run; a loop of runs
+/// only, all six.
 #[test]
 fn a_compiled_gradient_reads_runs_of_values_as_slices() {
     let x: Vec<f64> = (0..16).map(|i| 0.1 * i as f64 - 0.7).collect();
