@@ -23,20 +23,41 @@ pub const MOST_INSTRUCTIONS: usize = 1 << 18;
 /// node while it runs.
 pub const MOST_NODES: usize = 1 << 22;
 
+/// The most adjoints per node of a compiled vector sweep ([`Recording::compile_lanes`]).
+///
+/// [`Recording::compile_lanes`]: crate::Recording::compile_lanes
+pub const MOST_LANES: usize = 8;
+
 /// Compiles the program `p` of recording `d` (taken out of it) and keeps the code in it.
 pub(super) fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, CompileError> {
-    let (code, stats) = build(d, p, None)?;
+    let (code, stats) = build(d, p, Target::Full)?;
     p.derived.put(Native(Box::new(code)));
     Ok(stats)
 }
 
-/// The machine code of program `p` of recording `d`: every value, partial and adjoint, or
-/// (with `y`) the gradient of node `y`; and the checks of its guards.
+/// What [`build`] compiles.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    /// Every value, partial and adjoint, and the checks of the guards.
+    Full,
+    /// The gradient of a node, and the checks of the guards.
+    Gradient(u32),
+    /// The sweep alone, with this many adjoints per node (over the partials of `Full`'s
+    /// forward pass).
+    Lanes(usize),
+}
+
+/// The machine code of `target` for program `p` of recording `d`.
 pub(super) fn build(
     d: &TapeData<f64>,
     p: &mut Program<f64>,
-    y: Option<u32>,
+    target: Target,
 ) -> Result<(machine::Code, CodeStats), CompileError> {
+    let (y, lanes) = match target {
+        Target::Full => (None, 1),
+        Target::Gradient(y) => (Some(y), 1),
+        Target::Lanes(q) => (None, q),
+    };
     if d.len() > MOST_NODES {
         return Err(CompileError::TooManyNodes {
             nodes: d.len(),
@@ -58,6 +79,7 @@ pub(super) fn build(
         rules: p.rules.len(),
         guards: p.guards.len(),
         calls: calls(&nodes),
+        lanes,
     };
     for r in &regions {
         in_bounds(&nodes, r, &lens)
@@ -70,13 +92,16 @@ pub(super) fn build(
         fold_sums(d, p, &mut nodes, &mut nests, y);
     }
     let nodes = nodes;
-    let (runs, rest) = guards::plan(p, n);
+    let (mut runs, rest) = guards::plan(p, n);
+    if lanes > 1 {
+        runs.clear(); // (the forward pass's code checks them)
+    }
     guards::in_bounds(&runs, lens.values, lens.guards)
         .map_err(|m| CompileError::Backend(format!("internal error, nothing compiled: {m}")))?;
     let instructions: usize = nests
         .iter()
         .flat_map(|nest| &nest.regions)
-        .map(|r| emit::size(&nodes, r))
+        .map(|r| emit::size(&nodes, r) * lanes)
         .sum::<usize>()
         + guards::size(&runs);
     if instructions > MOST_INSTRUCTIONS {
@@ -98,7 +123,11 @@ pub(super) fn build(
     let mut cuts = vec![0];
     let mut size = 0;
     for (i, nest) in nests.iter().enumerate() {
-        let s: usize = nest.regions.iter().map(|r| emit::size(&nodes, r)).sum();
+        let s: usize = nest
+            .regions
+            .iter()
+            .map(|r| emit::size(&nodes, r) * lanes)
+            .sum();
         if size + s > FUNCTION && size > 0 {
             cuts.push(i);
             size = 0;
@@ -122,9 +151,10 @@ pub(super) fn build(
     let (mut forward, mut reverse) = (Vec::new(), Vec::new());
     for w in cuts.windows(2) {
         let part = &nests[w[0]..w[1]];
-        for backwards in [false, true] {
+        let passes: &[bool] = if lanes > 1 { &[true] } else { &[false, true] };
+        for &backwards in passes {
             let id = b
-                .function(|fb, frame, eval, sweep| {
+                .function(|fb, frame, calls| {
                     let [values, partials, adj] = Env::load_pointers(fb, frame);
                     let env = Env {
                         nodes: &nodes,
@@ -133,10 +163,12 @@ pub(super) fn build(
                         values,
                         partials,
                         adj,
-                        eval,
-                        sweep,
+                        eval: calls.eval,
+                        sweep: calls.sweep,
+                        sweep_lanes: calls.sweep_lanes,
                         rule: &rule,
                         mode,
+                        lanes,
                     };
                     let live =
                         |nest: &&shape::Nest| !nest.regions.iter().all(|r| inputs_only(&nodes, r));
@@ -163,7 +195,7 @@ pub(super) fn build(
     let mut checks = Vec::new();
     if !runs.is_empty() {
         let id = b
-            .function(|fb, frame, _, _| {
+            .function(|fb, frame, _| {
                 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64 as word};
                 let f = MemFlagsData::trusted();
                 let values = fb.ins().load(word, f, frame, ir::VALUES);

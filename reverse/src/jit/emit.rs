@@ -1,6 +1,7 @@
 //! The code of each region, as Cranelift IR: the forward pass (values and partials, node by
-//! node in recording order) and the sweep (node by node in reverse), each a loop over the
-//! turns of a repeated body or straight code for a single node.
+//! node in recording order), a loop over the turns of a repeated body or straight code for a
+//! single node; and the nests of regions, for both passes (the sweep's code is
+//! [`sweep`](super::sweep)'s).
 //!
 //! Every operation is the one the interpreter performs, in its order: `+`, `−`, `·`, `/` and
 //! negation inline (Cranelift neither fuses nor reassociates them), every other rule by a call
@@ -8,13 +9,11 @@
 //! is `w · ā`, or `−0` where `w` or `ā` is zero (the structural zero of
 //! [`structural`](crate::sweep::kernel::structural), as a select).
 
-use super::cells::Cells;
 use super::ir::{ADJOINTS, PARTIALS, Turn, VALUES, index, load, store, turns};
-use super::machine::{NO_PARTIALS, PAIRS, RUN_PAIRS, RUNS, UNIT, WEIGHTED};
-use super::shape::{A, B, E, Forward, Index, LO, Node, PARENT, Points, Region, Reverse};
+use super::machine::{NO_PARTIALS, RUNS};
+use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
-use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 
@@ -27,12 +26,16 @@ pub(super) struct Env<'a> {
     pub values: Value,
     pub partials: Value,
     pub adj: Value,
-    /// `eval(frame, rule, a, b, e, node) → value` and `sweep(frame, lo, count, kind, ā)`.
+    /// `eval(frame, rule, a, b, e, node) → value`, `sweep(frame, lo, count, kind, ā)` and
+    /// `sweep_lanes(frame, lo, count, kind, node)`.
     pub eval: FuncRef,
     pub sweep: FuncRef,
+    pub sweep_lanes: FuncRef,
     /// The index of each rule evaluated by a call, in the table the call reads.
     pub rule: &'a dyn Fn(Forward) -> i64,
     pub mode: Mode<'a>,
+    /// Adjoints per node: 1, or the lanes of a vector sweep (of [`Mode::Full`] only).
+    pub lanes: usize,
 }
 
 impl Env<'_> {
@@ -73,7 +76,7 @@ fn turns_of(r: &Region, j: usize) -> impl Iterator<Item = usize> + '_ {
 }
 
 /// Whether `flag` holds for body node `j` of `r` in any turn.
-fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
+pub(super) fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
     turns_of(r, j).any(|i| flag[i])
 }
 
@@ -83,7 +86,7 @@ pub(super) fn nest(b: &mut FunctionBuilder, env: &Env, nest: &super::shape::Nest
     let pass = |b: &mut FunctionBuilder, outer: Option<Value>| {
         if backwards {
             for r in nest.regions.iter().rev() {
-                reverse(b, env, r, outer);
+                super::sweep::reverse(b, env, r, outer);
             }
         } else {
             for r in &nest.regions {
@@ -180,7 +183,7 @@ fn inline(
 /// and the partials of its inline nodes. The forward pass (`again` false) stores what the
 /// mode keeps; the gradient's sweep (`again`) computes them again in registers, reading a
 /// called rule's value from memory instead of calling it twice.
-fn turn_values(
+pub(super) fn turn_values(
     b: &mut FunctionBuilder,
     env: &Env,
     r: &Region,
@@ -261,205 +264,11 @@ fn turn_values(
     (regs, weights)
 }
 
-/// The sweep of region `r` (in turn `outer` of the loop around it, if any).
-fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
-    // (Not within a loop of loops: a cell's class would have to hold in every outer turn.)
-    let cells = (r.turns > 1 && r.outer.is_none())
-        .then(|| Cells::of(env.nodes, env.n, r))
-        .flatten();
-    let straight = Turn { k: None, outer };
-    // A folded sum's adjoint: each turn's term starts from it (0 + ā, ā never −0).
-    let seed = r
-        .fold
-        .map(|(j, sum)| (j, load(b, env.adj, straight, sum as i64, (0, 0))));
-    match &cells {
-        None if r.turns == 1 => {
-            reverse_turn(b, env, r, straight, None, &[], None);
-        }
-        None => {
-            turns(b, r.turns, true, &[], |b, k, _| {
-                reverse_turn(b, env, r, Turn { k: Some(k), outer }, None, &[], seed)
-            });
-        }
-        Some(c) => {
-            // Into the first turn (k = turns − 1), each carried cell as memory holds it.
-            let last = r.turns as i64;
-            let init: Vec<Value> = c
-                .carried
-                .iter()
-                .map(|&i| load(b, env.adj, straight, c.first[i] + last * c.step[i], (0, 0)))
-                .collect();
-            let out = turns(b, r.turns, true, &init, |b, k, carried| {
-                reverse_turn(
-                    b,
-                    env,
-                    r,
-                    Turn { k: Some(k), outer },
-                    Some(c),
-                    carried,
-                    seed,
-                )
-            });
-            // Out of the last turn (k = 0), each carried cell's sum.
-            for (&i, v) in c.carried.iter().zip(out) {
-                store(b, v, env.adj, straight, c.first[i], (0, 0));
-            }
-        }
-    }
-}
-
-/// One turn of the sweep, body nodes last to first. The adjoint of a body node that nodes of
-/// the turn add to is carried in a register from its first such term (added to what memory
-/// holds then: the terms of every later node) to its own node; other terms go to memory. A
-/// turn with a node swept by a call (which adds through memory) carries none.
-fn reverse_turn(
-    b: &mut FunctionBuilder,
-    env: &Env,
-    r: &Region,
-    k: Turn,
-    cells: Option<&Cells>,
-    carried: &[Value],
-    seed: Option<(usize, Value)>,
-) -> Vec<Value> {
-    let carry =
-        (0..r.period).all(|j| !matches!(env.nodes[r.start + j].reverse, Reverse::Call { .. }));
-    let weights = match env.mode {
-        Mode::Full => vec![[None; 2]; r.period],
-        Mode::Gradient { .. } => turn_values(b, env, r, k, true).1,
-    };
-    // Whether body node `j`'s adjoint may hold terms (or a seed) in memory.
-    let outside = |j: usize| match env.mode {
-        Mode::Full => true,
-        Mode::Gradient { outside, .. } => any_turn(outside, r, j),
-    };
-    let mut acc: Vec<Option<Value>> = vec![None; r.period];
-    if let Some((j, a)) = seed {
-        acc[j] = Some(a);
-    }
-    let zero = b.ins().f64const(0.0);
-    let nothing = b.ins().f64const(-0.0);
-    // Per class of cells, its sum in this turn so far.
-    let classes = cells.map_or(0, |c| c.step.len());
-    let mut sums: Vec<Option<Value>> = vec![None; classes];
-    // What the predecessor of class `i` carried into this turn (the cell's sum from turn
-    // k + 1), if it has one.
-    let carried_into = |i: usize| {
-        let c = cells.expect("cells");
-        c.prev[i].map(|p| carried[c.carried.iter().position(|&q| q == p).expect("carried")])
-    };
-    for j in (0..r.period).rev() {
-        let node = r.start + j;
-        let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
-        let at = |x: usize| (nd.at(x), (step[x], r.outer_step(j, x)));
-        let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
-        let input = nd.forward == Forward::Input;
-        let a = match acc[j].take() {
-            Some(a) => {
-                if matches!(env.mode, Mode::Full) || input {
-                    store(b, a, env.adj, k, p, q);
-                }
-                a
-            }
-            None if outside(j) => load(b, env.adj, k, p, q),
-            // No term reached this node: its adjoint is +0, whose terms add nothing.
-            None => continue,
-        };
-        let mut add = |b: &mut FunctionBuilder, x: usize, term: Value| {
-            let (i, s) = at(x);
-            match r.points(env.nodes, j, x, env.n) {
-                Some(Points::Turn(t)) if carry => {
-                    let sum = match acc[t] {
-                        Some(sum) => sum,
-                        None if outside(t) => load(b, env.adj, k, i, s),
-                        None => zero, // the first term, added to +0 as the plain sweep adds it
-                    };
-                    acc[t] = Some(b.ins().fadd(sum, term));
-                }
-                _ => match cells.and_then(|c| c.of.get(&(j, x))) {
-                    Some(&class) => {
-                        let sum = match sums[class] {
-                            Some(sum) => sum,
-                            None => match carried_into(class) {
-                                Some(v) => v,
-                                None => load(b, env.adj, k, i, s),
-                            },
-                        };
-                        sums[class] = Some(b.ins().fadd(sum, term));
-                    }
-                    None => {
-                        let sum = load(b, env.adj, k, i, s);
-                        let sum = b.ins().fadd(sum, term);
-                        store(b, sum, env.adj, k, i, s);
-                    }
-                },
-            }
-        };
-        match nd.reverse {
-            Reverse::Weighted(count) => {
-                let (lo, dlo) = at(LO);
-                for e in 0..count as usize {
-                    // Recomputed (inline, in a gradient), else as the forward pass stored it.
-                    let w = match weights[j].get(e).copied().flatten() {
-                        Some(w) => w,
-                        None => load(b, env.partials, k, lo + e as i64, dlo),
-                    };
-                    let term = structural(b, w, a, zero, nothing);
-                    add(b, PARENT + e, term);
-                }
-            }
-            Reverse::Unit(count, neg) => {
-                let minus = (neg != 0).then(|| b.ins().fneg(a));
-                for e in 0..count as usize {
-                    let term = if neg >> e & 1 == 1 {
-                        minus.expect("made above")
-                    } else {
-                        a
-                    };
-                    add(b, PARENT + e, term);
-                }
-            }
-            Reverse::Call { unit, count } => {
-                let (lo, count, kind) = match pairs(env.mode, env.nodes, r, j) {
-                    Some((pairs, runs)) => (at(A), pairs, if runs { RUN_PAIRS } else { PAIRS }),
-                    None => (at(LO), count, if unit { UNIT } else { WEIGHTED }),
-                };
-                let lo = index(b, k, lo.0, lo.1);
-                let count = b.ins().iconst(types::I64, count as i64);
-                let kind = b.ins().iconst(types::I64, kind as i64);
-                b.ins().call(env.sweep, &[env.frame, lo, count, kind, a]);
-            }
-        }
-    }
-    // Each class's cell: carried into the next turn where its successor continues it, else
-    // stored (if this turn added to it, or carried a sum into it).
-    let Some(c) = cells else {
-        return Vec::new();
-    };
-    let mut out = Vec::with_capacity(c.carried.len());
-    let mut finals: Vec<Option<Value>> = vec![None; classes];
-    for i in 0..classes {
-        finals[i] = sums[i].or_else(|| carried_into(i));
-        if c.next[i].is_none()
-            && let Some(v) = finals[i]
-        {
-            store(b, v, env.adj, k, c.first[i], (c.step[i], 0));
-        }
-    }
-    for &i in &c.carried {
-        let v = match finals[i] {
-            Some(v) => v,
-            None => load(b, env.adj, k, c.first[i], (c.step[i], 0)),
-        };
-        out.push(v);
-    }
-    out
-}
-
 /// The operand pairs of a dot product whose partials a gradient does not store (one with
 /// more edges than are swept inline), body node `j` of `r`: its sweep reads them from the
 /// values of its operands, which the call kept (one store and one load fewer per edge); and
 /// whether its sides are runs of values in every turn.
-fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<(u32, bool)> {
+pub(super) fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<(u32, bool)> {
     let nd = &nodes[r.start + j];
     match (mode, nd.forward, nd.reverse) {
         (
@@ -483,29 +292,6 @@ pub(super) fn sliced(mode: Mode, nodes: &[Node], r: &Region) -> usize {
         .filter(|&j| matches!(pairs(mode, nodes, r, j), Some((_, true))))
         .count()
         * turns
-}
-
-/// The term `w · ā` of a weighted edge, or `−0` (nothing) where `w` or `ā` is zero: the
-/// structural zero of the rule table, so that `0 · ∞` adds nothing. Where the product is not
-/// NaN, a zero factor makes it `±0`, which adds nothing to an adjoint either (never `−0`): so
-/// only a NaN product is tested, on a cold path.
-fn structural(b: &mut FunctionBuilder, w: Value, a: Value, zero: Value, nothing: Value) -> Value {
-    let x = b.ins().fmul(w, a);
-    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    let (cold, join) = (b.create_block(), b.create_block());
-    b.append_block_param(join, types::F64);
-    b.set_cold_block(cold);
-    b.ins().brif(nan, cold, &[], join, &[x.into()]);
-    b.switch_to_block(cold);
-    b.seal_block(cold);
-    let w_zero = b.ins().fcmp(FloatCC::Equal, w, zero);
-    let a_zero = b.ins().fcmp(FloatCC::Equal, a, zero);
-    let zero_factor = b.ins().bor(w_zero, a_zero);
-    let term = b.ins().select(zero_factor, nothing, x);
-    b.ins().jump(join, &[term.into()]);
-    b.switch_to_block(join);
-    b.seal_block(join);
-    b.block_params(join)[0]
 }
 
 /// A rough count of the instructions of a region's two passes, to cut the code into

@@ -11,7 +11,7 @@ use super::guards::Kept;
 use super::shape::Forward;
 use crate::storage::NEG;
 use crate::storage::op_code::{OpCode, binary, unary};
-use crate::storage::program::{Form, Machine, Rule, RuleFn};
+use crate::storage::program::{Form, LaneMachine, Machine, Rule, RuleFn};
 use crate::storage::program::{dot, dot_value, fused, sum, write};
 use crate::sweep::kernel::structural;
 use core::cell::Cell;
@@ -46,6 +46,8 @@ pub(super) struct Frame<'a> {
     parents: &'a [u32],
     units: &'a [u32],
     calls: &'a [Forward],
+    /// Adjoints per node (the lanes of a vector sweep).
+    lanes: usize,
     /// A panic of a user's rule, carried over the machine code and resumed after it.
     panic: Cell<Option<Box<dyn Any + Send>>>,
 }
@@ -208,6 +210,43 @@ extern "C" fn sweep(frame: *const Frame<'_>, lo: u64, count: u64, kind: u64, a: 
     }
 }
 
+/// [`sweep`] of the frame's `lanes` adjoints per node (a vector sweep's), node `node`'s read
+/// from memory (the code stores them before the call): each lane the scalar sweep's terms.
+/// Dot products of pairs are not swept by a vector sweep's code (their partials are stored).
+#[allow(unsafe_code)]
+extern "C" fn sweep_lanes(frame: *const Frame<'_>, lo: u64, count: u64, kind: u64, node: u64) {
+    // SAFETY: as in `sweep`, for the adjoints and the partials.
+    let f = unsafe { &*frame };
+    let adj = unsafe { core::slice::from_raw_parts_mut(f.adj, f.adj_len) };
+    let q = f.lanes;
+    let (lo, count) = (lo as usize, count as usize);
+    // Every edge reaches a node before this one.
+    let (before, own) = adj.split_at_mut(node as usize * q);
+    let a = &own[..q];
+    match kind {
+        UNIT => {
+            for &p in &f.units[lo..lo + count] {
+                let t = &mut before[(p & !NEG) as usize * q..][..q];
+                if p & NEG == 0 {
+                    t.iter_mut().zip(a).for_each(|(t, &a)| *t += a);
+                } else {
+                    t.iter_mut().zip(a).for_each(|(t, &a)| *t += -a);
+                }
+            }
+        }
+        _ => {
+            let partials = unsafe { core::slice::from_raw_parts(f.partials, f.partials_len) };
+            let edges = lo..lo + count;
+            for (&p, &w) in f.parents[edges.clone()].iter().zip(&partials[edges]) {
+                let t = &mut before[p as usize * q..][..q];
+                for (t, &a) in t.iter_mut().zip(a) {
+                    *t += structural(w, a, w * a);
+                }
+            }
+        }
+    }
+}
+
 /// The sides of a dot product of `count` pairs, each side's operands consecutive from `a` and
 /// `b`, to sweep: (first node, first operand of the other side) for each side of nodes, where
 /// each side is all nodes or all constants (`n` nodes, the constants after them) and no node is
@@ -225,9 +264,15 @@ pub(super) struct Builder {
     ctx: Context,
     fbc: FunctionBuilderContext,
     signature: Signature,
-    eval: FuncId,
-    sweep: FuncId,
+    calls: [FuncId; 3],
     bytes: usize,
+}
+
+/// The functions the code calls, as the function being built names them.
+pub(super) struct Calls {
+    pub eval: FuncRef,
+    pub sweep: FuncRef,
+    pub sweep_lanes: FuncRef,
 }
 
 impl Builder {
@@ -255,6 +300,7 @@ impl Builder {
         let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
         jit.symbol("wengert_eval", eval as *const u8);
         jit.symbol("wengert_sweep", sweep as *const u8);
+        jit.symbol("wengert_sweep_lanes", sweep_lanes as *const u8);
         let mut module = JITModule::new(jit);
         let word = types::I64;
         let mut signature = module.make_signature();
@@ -265,28 +311,30 @@ impl Builder {
         let mut s_sweep = module.make_signature();
         s_sweep.params.extend([AbiParam::new(word); 4]);
         s_sweep.params.push(AbiParam::new(types::F64));
+        let mut s_lanes = module.make_signature();
+        s_lanes.params.extend([AbiParam::new(word); 5]);
         let declare = |m: &mut JITModule, name: &str, s: &Signature| {
             m.declare_function(name, Linkage::Import, s)
                 .map_err(|e| format!("Cranelift: {e}"))
         };
         let eval = declare(&mut module, "wengert_eval", &s_eval)?;
         let sweep = declare(&mut module, "wengert_sweep", &s_sweep)?;
+        let lanes = declare(&mut module, "wengert_sweep_lanes", &s_lanes)?;
         Ok(Builder {
             ctx: module.make_context(),
             module,
             fbc: FunctionBuilderContext::new(),
             signature,
-            eval,
-            sweep,
+            calls: [eval, sweep, lanes],
             bytes: 0,
         })
     }
 
     /// Compiles one function whose body `emit` writes, given the builder, the frame and the
-    /// two calls.
+    /// calls.
     pub fn function(
         &mut self,
-        emit: impl FnOnce(&mut FunctionBuilder, Value, FuncRef, FuncRef),
+        emit: impl FnOnce(&mut FunctionBuilder, Value, Calls),
     ) -> Result<FuncId, String> {
         let id = self
             .module
@@ -300,9 +348,15 @@ impl Builder {
             b.switch_to_block(entry);
             b.seal_block(entry);
             let frame = b.block_params(entry)[0];
-            let eval = self.module.declare_func_in_func(self.eval, b.func);
-            let sweep = self.module.declare_func_in_func(self.sweep, b.func);
-            emit(&mut b, frame, eval, sweep);
+            let [eval, sweep, sweep_lanes] = self
+                .calls
+                .map(|id| self.module.declare_func_in_func(id, b.func));
+            let calls = Calls {
+                eval,
+                sweep,
+                sweep_lanes,
+            };
+            emit(&mut b, frame, calls);
             b.ins().return_(&[]);
             b.finalize(self.module.target_config());
         }
@@ -366,6 +420,8 @@ pub(super) struct Lens {
     pub rules: usize,
     pub guards: usize,
     pub calls: Vec<Forward>,
+    /// Adjoints per node: 1, or the lanes of a vector sweep.
+    pub lanes: usize,
 }
 
 /// A recording's machine code.
@@ -400,6 +456,7 @@ impl<'a> Frame<'a> {
             parents: &[],
             units: &[],
             calls: &lens.calls,
+            lanes: lens.lanes,
             panic: Cell::new(None),
         }
     }
@@ -521,7 +578,7 @@ impl Machine for Code {
         let l = &self.lens;
         assert!(
             (partials.len(), parents.len(), units.len(), adj.len())
-                == (l.partials, l.parents, l.units, l.nodes),
+                == (l.partials, l.parents, l.units, l.nodes * l.lanes),
             "machine code run with another recording's arrays"
         );
         let frame = Frame {
@@ -565,6 +622,24 @@ impl Machine for Code {
 
     fn kept_bytes(&self) -> usize {
         self.bytes + 8 * self.guards.outcomes.capacity() + 4 * self.guards.rest.capacity()
+    }
+}
+
+/// The code of a vector sweep: [`Code`] of `lanes` adjoints per node, whose forward pass and
+/// checks are those of the recording's [`Native`](crate::storage::program::Native) code.
+pub(super) struct Lanes(pub Code);
+
+impl LaneMachine for Lanes {
+    fn lanes(&self) -> usize {
+        self.0.lens.lanes
+    }
+
+    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]) {
+        Machine::reverse(&self.0, partials, parents, units, adj);
+    }
+
+    fn kept_bytes(&self) -> usize {
+        Machine::kept_bytes(&self.0)
     }
 }
 

@@ -7,8 +7,10 @@
 //! ([`gradient`](Recording::gradient), [`sweep`](Recording::sweep),
 //! [`sweep_wrt`](Recording::sweep_wrt), …) run the machine code, and everything else about the
 //! recording is as before: the guards are checked after the forward pass (by the code, see
-//! below) and a failed one leaves the recording at its previous point, vector sweeps and traces
-//! use the interpreter.
+//! below) and a failed one leaves the recording at its previous point, traces use the
+//! interpreter, and so do vector sweeps unless their lanes are compiled too:
+//! [`Recording::compile_lanes`] compiles the sweep of `Q` adjoints per node (a Jacobian's `Q`
+//! rows in one pass), each lane the scalar sweep's bits.
 //!
 //! [`Recording::compile_gradient`] compiles one gradient alone, for
 //! [`Recording::gradient_at`]: it stores only what must pass through memory and computes the
@@ -80,15 +82,16 @@ mod ir;
 mod machine;
 mod report;
 mod shape;
+mod sweep;
 
-pub use build::{MOST_INSTRUCTIONS, MOST_NODES};
+pub use build::{MOST_INSTRUCTIONS, MOST_LANES, MOST_NODES};
 pub use report::{CodeStats, CompileError};
 
 use crate::replay::ReplayError;
 use crate::storage::TapeData;
-use crate::storage::program::Native;
+use crate::storage::program::{Native, NativeLanes};
 use crate::tape::Recording;
-use build::{build, compile};
+use build::{Target, build, compile};
 use core::any::Any;
 use gradient::Gradient;
 use report::Stats;
@@ -163,9 +166,80 @@ impl<T: Op> Recording<T> {
             if let Some(p) = d.program.as_mut() {
                 p.derived.take::<Gradient>();
                 p.derived.take::<Native>();
+                p.derived.take::<NativeLanes>();
                 p.derived.take::<Stats>();
             }
         });
+    }
+
+    /// Compiles the vector sweep of `lanes` adjoints per node as well (compiling the
+    /// recording first, as [`compile`](Self::compile), if it was not): from now on
+    /// [`sweep_vec`](Self::sweep_vec) and [`sweep_vec_into`](Self::sweep_vec_into) of that many
+    /// lanes run machine code, each lane the scalar sweep's bits. Returns the figures of the
+    /// sweep's code alone; compiling the same lanes again does nothing and returns zero bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`compile`](Self::compile), and [`CompileError::Lanes`] for fewer than 2 lanes or
+    /// more than [`MOST_LANES`]. The recording is unchanged and its vector sweeps run
+    /// interpreted.
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// use reverse::Float;
+    /// let tape = reverse::Tape::replayable();
+    /// let x = tape.var(2.0);
+    /// let (y1, y2) = (x * x, x.sin());
+    /// let mut rec = tape.finish();
+    /// let code = rec.compile_lanes(2)?;
+    /// assert!(code.bytes > 0);
+    /// rec.reevaluate(&[3.0])?;
+    /// let adj = rec.sweep_vec(&[(y1, [1.0, 0.0]), (y2, [0.0, 1.0])]);
+    /// assert_eq!(adj.wrt(x), [6.0, 3.0_f64.cos()]);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compile_lanes(&mut self, lanes: usize) -> Result<CodeStats, CompileError> {
+        if !(2..=MOST_LANES).contains(&lanes) {
+            return Err(CompileError::Lanes(lanes));
+        }
+        self.compile()?;
+        let start = Instant::now();
+        let mut stats = self.with_data_mut(|d| {
+            let d = (d as &mut dyn Any)
+                .downcast_mut::<TapeData<f64>>()
+                .expect("compiled above, so of f64");
+            let mut p = d.program.take().expect("compiled above");
+            let compiled = p
+                .derived
+                .get::<NativeLanes>()
+                .is_some_and(|c| c.0.iter().any(|m| m.lanes() == lanes));
+            let out = if compiled {
+                Ok(None)
+            } else {
+                build(d, &mut p, Target::Lanes(lanes)).map(Some)
+            };
+            let out = out.map(|made| match made {
+                Some((code, stats)) => {
+                    let mut all = p
+                        .derived
+                        .take::<NativeLanes>()
+                        .unwrap_or(NativeLanes(vec![]));
+                    all.0.push(Box::new(machine::Lanes(code)));
+                    p.derived.put(all);
+                    stats
+                }
+                None => CodeStats {
+                    bytes: 0,
+                    functions: 0,
+                    ..p.derived.get::<Stats>().expect("compiled above").0.clone()
+                },
+            });
+            d.program = Some(p);
+            out
+        })?;
+        stats.time = start.elapsed();
+        Ok(stats)
     }
 
     /// What [`compile`](Self::compile) made, if this recording was compiled.
@@ -219,7 +293,7 @@ impl Recording<f64> {
         let y = node;
         let mut stats = self.with_data_mut(|d| {
             let mut p = d.program.take().ok_or(ReplayError::NotReplayable)?;
-            let out = build(d, &mut p, Some(y)).map(|(code, stats)| {
+            let out = build(d, &mut p, Target::Gradient(y)).map(|(code, stats)| {
                 let inputs: Vec<u32> = (0..p.len() as u32)
                     .filter(|&i| p.forms[i as usize] == crate::storage::program::Form::Input)
                     .collect();

@@ -72,6 +72,9 @@ pub enum CompileError {
         /// The most the compiler takes.
         limit: usize,
     },
+    /// A vector sweep of this many lanes is not compiled: 2 to
+    /// [`MOST_LANES`](crate::jit::MOST_LANES) are.
+    Lanes(usize),
     /// The code would pass [`MOST_INSTRUCTIONS`](crate::jit::MOST_INSTRUCTIONS): the recording repeats too little of itself
     /// for its loops to be found again (a recursion such as the determinant by minors), and
     /// code node by node would cost more to compile than it saves.
@@ -98,6 +101,11 @@ impl fmt::Display for CompileError {
             CompileError::Constant => write!(
                 f,
                 "the output is a constant (it depends on no input): its gradient is zero"
+            ),
+            CompileError::Lanes(q) => write!(
+                f,
+                "a vector sweep of {q} lanes: 2 to {} are compiled; it runs interpreted",
+                super::MOST_LANES
             ),
             CompileError::TooManyNodes { nodes, limit } => write!(
                 f,

@@ -233,6 +233,29 @@ impl Derived for Native {
     derived_any!();
 }
 
+/// Machine code of the vector sweep of a recording of `f64`: `lanes` adjoints per node,
+/// each lane the scalar sweep's bits (see [`Machine::reverse`]). Kept apart from [`Native`]
+/// ([`NativeLanes`]), one per lane count compiled.
+pub(crate) trait LaneMachine: Send + Sync + 'static {
+    /// The adjoints per node.
+    fn lanes(&self) -> usize;
+    /// The sweep of every node: `adj` holds [`lanes`](Self::lanes) adjoints per node, node by
+    /// node, with the seeds (none `−0`).
+    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]);
+    /// Bytes kept.
+    fn kept_bytes(&self) -> usize;
+}
+
+/// The compiled vector sweeps of a recording, one per lane count.
+pub(crate) struct NativeLanes(pub Vec<Box<dyn LaneMachine>>);
+
+impl Derived for NativeLanes {
+    fn capacity_bytes(&self) -> usize {
+        self.0.iter().map(|m| m.kept_bytes()).sum()
+    }
+    derived_any!();
+}
+
 /// Writes a node's partials where its form says.
 #[inline(always)]
 pub(crate) fn write<T: Op>(partial: &mut [T], e: usize, form: Form, da: T, db: T) {

@@ -245,7 +245,7 @@ macro_rules! sweep_methods {
                         }
                     }
                 }
-                self.with_data(|d| kernel::lanes(d, &mut out.adj));
+                self.with_data(|d| scalar::vector(d, &mut out.adj));
             }
         }
     };

@@ -1,11 +1,12 @@
-//! Which scalar sweep runs: on a tape of `f64` its machine code if it was compiled, else its
-//! schedule if a re-evaluation built one, else the plain kernel of `f64`; on other tapes the
-//! generic kernel.
+//! Which sweep runs. The scalar sweep: on a tape of `f64` its machine code if it was
+//! compiled, else its schedule if a re-evaluation built one, else the plain kernel of `f64`;
+//! on other tapes the generic kernel. The vector sweep: on a tape of `f64` its machine code
+//! if its lanes were compiled, else the kernel of lanes.
 
-use super::kernel::{generic, scalar_f64};
+use super::kernel::{generic, lanes, scalar_f64};
 use super::schedule::{self, Schedule};
 use crate::storage::TapeData;
-use crate::storage::program::Native;
+use crate::storage::program::{Native, NativeLanes};
 use core::any::Any;
 use shared_ops::Op;
 
@@ -29,5 +30,25 @@ pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut Vec<T>) {
             None => scalar_f64(d, adj),
         },
         _ => generic(d, adj),
+    }
+}
+
+/// Sweeps the nodes before `adj.len()` with `Q` adjoints each, which hold the seeds.
+#[allow(clippy::ptr_arg)]
+pub(crate) fn vector<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut Vec<[T; Q]>) {
+    let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
+    let code = plain.and_then(|d| {
+        let NativeLanes(all) = d.program.as_ref()?.derived.get()?;
+        Some((d, all.iter().find(|m| m.lanes() == Q)?))
+    });
+    match (code, (adj as &mut dyn Any).downcast_mut::<Vec<[f64; Q]>>()) {
+        (Some((d, m)), Some(adj)) => {
+            // As the scalar sweep's code: every node, those after the seeds at zero.
+            let end = adj.len();
+            adj.resize(d.len(), [0.0; Q]);
+            m.reverse(d.partials(), d.parents(), d.units(), adj.as_flattened_mut());
+            adj.truncate(end);
+        }
+        _ => lanes(d, adj),
     }
 }

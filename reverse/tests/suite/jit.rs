@@ -1,5 +1,5 @@
 //! Compiled recordings (feature `jit`) against the interpreter, bit for bit: every node's value
-//! and every node's adjoint, on generated programs (every rule of the table, user rules,
+//! and every node's adjoint (of scalar sweeps and of a vector sweep), on generated programs (every rule of the table, user rules,
 //! kinks whose guards flip, sums and dot products) and on generated loops (a random body
 //! repeated, its turns chained, compiled as loops), at the recorded point and at new ones,
 //! where a guard may fail and must fail alike.
@@ -38,6 +38,21 @@ fn state(rec: &Recording, vs: &[Var], outputs: &[Var]) -> Vec<Vec<u64>> {
         .map(|(&y, s)| (y, s))
         .collect();
     out.push(bits(rec.sweep(&all).as_slice().iter().copied()));
+    // A vector sweep of three lanes: the first two outputs alone, then all of them weighted.
+    let lanes: Vec<(Var, [f64; 3])> = outputs
+        .iter()
+        .enumerate()
+        .map(|(i, &y)| {
+            let mut s = [0.0; 3];
+            if i < 2 {
+                s[i] = 1.0;
+            }
+            s[2] = [1.0, -0.5, 2.0][i.min(2)];
+            (y, s)
+        })
+        .collect();
+    let adj = rec.sweep_vec(&lanes);
+    out.push(bits(vs.iter().flat_map(|&v| adj.wrt(v))));
     out
 }
 
@@ -55,6 +70,9 @@ fn compiled_agrees(
     let code = compiled
         .compile()
         .expect("a replayable recording of f64 compiles");
+    compiled
+        .compile_lanes(3)
+        .expect("a compiled recording's vector sweep compiles");
     let (outs, outs2) = (&vs[vs.len() - outputs..], &vs2[vs2.len() - outputs..]);
     // The gradient of the last output by its own code, against the interpreter's.
     let (mut gradient, _, vs3) = recording(x, record);
@@ -470,4 +488,83 @@ fn compile_refuses_what_it_cannot_compile() {
     let _ = x * x;
     let err = tape.finish().compile().unwrap_err();
     assert!(err.to_string().contains("only recordings of f64"), "{err}");
+}
+
+/// The vector sweeps of the lane counts a Jacobian runs (2, 4, 8) equal the interpreter's, on
+/// Rosenbrock's loop (whose cells carry adjoints from turn to turn) with a sum of many edges
+/// (swept by a call); compiling the same lanes again makes nothing; other counts are refused;
+/// forgetting the code forgets the lanes too.
+#[test]
+fn compiled_vector_sweeps_equal_the_interpreter() {
+    let record = |xs: &[Var]| {
+        let terms: Vec<Var> = xs
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (1.0 - w[0], w[1] - w[0] * w[0]);
+                a * a + 100.0 * b * b
+            })
+            .collect();
+        let sum: Var = terms.iter().copied().sum();
+        let mut out = terms;
+        out.push(sum);
+        out
+    };
+    let x: Vec<f64> = (0..40).map(|i| 0.1 * i as f64 - 1.3).collect();
+    let (mut interpreted, xs, vs) = recording(&x, &record);
+    let (mut compiled, xs2, vs2) = recording(&x, &record);
+    fn seeds<const Q: usize>(vs: &[Var]) -> Vec<(Var, [f64; Q])> {
+        // Lane l seeds output l (and the last output, in every lane, by 0.5).
+        let mut out: Vec<(Var, [f64; Q])> = (0..Q)
+            .map(|l| {
+                let mut s = [0.0; Q];
+                s[l] = 1.0 + l as f64;
+                (vs[l * 3], s)
+            })
+            .collect();
+        out.push((*vs.last().unwrap(), [0.5; Q]));
+        out
+    }
+    fn lanes<const Q: usize>(rec: &Recording, xs: &[Var], vs: &[Var]) -> Vec<u64> {
+        let adj = rec.sweep_vec::<Q>(&seeds::<Q>(vs));
+        bits(xs.iter().chain(vs).flat_map(|&v| adj.wrt(v)))
+    }
+    for q in [2, 4, 8] {
+        let code = compiled.compile_lanes(q).unwrap();
+        assert!(code.bytes > 0 && code.loops >= 1, "{code:?}");
+        assert_eq!(compiled.compile_lanes(q).unwrap().bytes, 0, "compiled once");
+    }
+    let new: Vec<f64> = x.iter().map(|v| v * 0.7 + 0.2).collect();
+    for p in [&x, &new] {
+        interpreted.reevaluate(p).unwrap();
+        compiled.reevaluate(p).unwrap();
+        assert_eq!(
+            lanes::<2>(&interpreted, &xs, &vs),
+            lanes::<2>(&compiled, &xs2, &vs2)
+        );
+        assert_eq!(
+            lanes::<4>(&interpreted, &xs, &vs),
+            lanes::<4>(&compiled, &xs2, &vs2)
+        );
+        assert_eq!(
+            lanes::<8>(&interpreted, &xs, &vs),
+            lanes::<8>(&compiled, &xs2, &vs2)
+        );
+        // Each lane is the scalar sweep of its seeds: lane 1 seeds output 3 by 2 and the sum.
+        let adj = compiled.sweep_vec::<2>(&seeds::<2>(&vs2));
+        let one = compiled.sweep(&[(vs2[3], 2.0), (vs2[vs2.len() - 1], 0.5)]);
+        for &v in &xs2 {
+            assert_eq!(adj.wrt(v)[1].to_bits(), one.wrt(v).to_bits());
+        }
+    }
+    for q in [0, 1, 9] {
+        let err = compiled.compile_lanes(q).unwrap_err();
+        assert_eq!(err, reverse::jit::CompileError::Lanes(q));
+        assert!(err.to_string().contains(&format!("{q} lanes")), "{err}");
+    }
+    compiled.forget_code();
+    assert!(compiled.code().is_none());
+    assert_eq!(
+        lanes::<4>(&interpreted, &xs, &vs),
+        lanes::<4>(&compiled, &xs2, &vs2)
+    );
 }

@@ -1,0 +1,275 @@
+//! The code of the sweep: each region's nodes in reverse, a loop over the turns of a repeated
+//! body or straight code for a single node; with one adjoint per node, or (for the vector
+//! sweep) `lanes` of them, each lane the scalar sweep's operations.
+//!
+//! A term is `w · ā`, or `−0` where `w` or `ā` is zero (the structural zero of
+//! [`structural`](crate::sweep::kernel::structural), as a select). The vector sweep of the
+//! interpreter skips a zero partial, and a zero lane where the partial is not finite; the terms
+//! here add `±0` (or `−0`) there instead, which changes no adjoint: an adjoint starts at `+0`
+//! and a sum that starts at `+0` is never `−0`.
+
+use super::cells::Cells;
+use super::emit::{Env, Mode, any_turn, pairs, turn_values};
+use super::ir::{Turn, index, load, store, turns};
+use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
+use super::shape::{A, Index, LO, Node, PARENT, Points, Region, Reverse};
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_frontend::FunctionBuilder;
+
+/// An index's steps, per turn of its loop and of the loop around it.
+type Step = (i64, i64);
+
+/// The lanes of adjoint `i + k · step` (lane `l` at `i · lanes + l`).
+fn load_adj(b: &mut FunctionBuilder, env: &Env, k: Turn, i: i64, s: Step) -> Vec<Value> {
+    let q = env.lanes as i64;
+    (0..q)
+        .map(|l| load(b, env.adj, k, i * q + l, (s.0 * q, s.1 * q)))
+        .collect()
+}
+
+/// Stores the lanes `v` of adjoint `i + k · step`.
+fn store_adj(b: &mut FunctionBuilder, env: &Env, v: &[Value], k: Turn, i: i64, s: Step) {
+    let q = env.lanes as i64;
+    for (l, &v) in (0..q).zip(v) {
+        store(b, v, env.adj, k, i * q + l, (s.0 * q, s.1 * q));
+    }
+}
+
+/// Lane by lane, `x + y`.
+fn add_lanes(b: &mut FunctionBuilder, x: &[Value], y: &[Value]) -> Vec<Value> {
+    x.iter().zip(y).map(|(&x, &y)| b.ins().fadd(x, y)).collect()
+}
+
+/// The sweep of region `r` (in turn `outer` of the loop around it, if any).
+pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
+    // (Not within a loop of loops: a cell's class would have to hold in every outer turn.)
+    let cells = (r.turns > 1 && r.outer.is_none())
+        .then(|| Cells::of(env.nodes, env.n, r))
+        .flatten();
+    let straight = Turn { k: None, outer };
+    // A folded sum's adjoint (a gradient's, one lane): each turn's term starts from it
+    // (0 + ā, ā never −0).
+    let seed = r
+        .fold
+        .map(|(j, sum)| (j, load(b, env.adj, straight, sum as i64, (0, 0))));
+    match &cells {
+        None if r.turns == 1 => {
+            reverse_turn(b, env, r, straight, None, &[], None);
+        }
+        None => {
+            turns(b, r.turns, true, &[], |b, k, _| {
+                reverse_turn(b, env, r, Turn { k: Some(k), outer }, None, &[], seed)
+            });
+        }
+        Some(c) => {
+            // Into the first turn (k = turns − 1), each carried cell as memory holds it.
+            let last = r.turns as i64;
+            let init: Vec<Value> = c
+                .carried
+                .iter()
+                .flat_map(|&i| load_adj(b, env, straight, c.first[i] + last * c.step[i], (0, 0)))
+                .collect();
+            let out = turns(b, r.turns, true, &init, |b, k, carried| {
+                reverse_turn(
+                    b,
+                    env,
+                    r,
+                    Turn { k: Some(k), outer },
+                    Some(c),
+                    carried,
+                    seed,
+                )
+            });
+            // Out of the last turn (k = 0), each carried cell's sum.
+            for (&i, v) in c.carried.iter().zip(out.chunks(env.lanes)) {
+                store_adj(b, env, v, straight, c.first[i], (0, 0));
+            }
+        }
+    }
+}
+
+/// One turn of the sweep, body nodes last to first. The adjoint of a body node that nodes of
+/// the turn add to is carried in registers from its first such term (added to what memory
+/// holds then: the terms of every later node) to its own node; other terms go to memory. A
+/// turn with a node swept by a call (which adds through memory) carries none.
+fn reverse_turn(
+    b: &mut FunctionBuilder,
+    env: &Env,
+    r: &Region,
+    k: Turn,
+    cells: Option<&Cells>,
+    carried: &[Value],
+    seed: Option<(usize, Value)>,
+) -> Vec<Value> {
+    let lanes = env.lanes;
+    let carry =
+        (0..r.period).all(|j| !matches!(env.nodes[r.start + j].reverse, Reverse::Call { .. }));
+    let weights = match env.mode {
+        Mode::Full => vec![[None; 2]; r.period],
+        Mode::Gradient { .. } => turn_values(b, env, r, k, true).1,
+    };
+    // Whether body node `j`'s adjoint may hold terms (or a seed) in memory.
+    let outside = |j: usize| match env.mode {
+        Mode::Full => true,
+        Mode::Gradient { outside, .. } => any_turn(outside, r, j),
+    };
+    let mut acc: Vec<Option<Vec<Value>>> = vec![None; r.period];
+    if let Some((j, a)) = seed {
+        acc[j] = Some(vec![a]);
+    }
+    let zero = b.ins().f64const(0.0);
+    let nothing = b.ins().f64const(-0.0);
+    // Per class of cells, its sum in this turn so far.
+    let classes = cells.map_or(0, |c| c.step.len());
+    let mut sums: Vec<Option<Vec<Value>>> = vec![None; classes];
+    // What the predecessor of class `i` carried into this turn (the cell's sum from turn
+    // k + 1), if it has one.
+    let carried_into = |i: usize| {
+        let c = cells.expect("cells");
+        c.prev[i].map(|p| {
+            let at = c.carried.iter().position(|&q| q == p).expect("carried");
+            carried[at * lanes..(at + 1) * lanes].to_vec()
+        })
+    };
+    for j in (0..r.period).rev() {
+        let node = r.start + j;
+        let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
+        let at = |x: usize| (nd.at(x), (step[x], r.outer_step(j, x)));
+        let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
+        let input = nd.forward == super::shape::Forward::Input;
+        let a = match acc[j].take() {
+            Some(a) => {
+                if matches!(env.mode, Mode::Full) || input {
+                    store_adj(b, env, &a, k, p, q);
+                }
+                a
+            }
+            None if outside(j) => load_adj(b, env, k, p, q),
+            // No term reached this node: its adjoint is +0, whose terms add nothing.
+            None => continue,
+        };
+        let mut add = |b: &mut FunctionBuilder, x: usize, term: &[Value]| {
+            let (i, s) = at(x);
+            match r.points(env.nodes, j, x, env.n) {
+                Some(Points::Turn(t)) if carry => {
+                    let sum = match acc[t].take() {
+                        Some(sum) => sum,
+                        None if outside(t) => load_adj(b, env, k, i, s),
+                        // The first term, added to +0 as the plain sweep adds it.
+                        None => vec![zero; lanes],
+                    };
+                    acc[t] = Some(add_lanes(b, &sum, term));
+                }
+                _ => match cells.and_then(|c| c.of.get(&(j, x))) {
+                    Some(&class) => {
+                        let sum = match sums[class].take() {
+                            Some(sum) => sum,
+                            None => match carried_into(class) {
+                                Some(v) => v,
+                                None => load_adj(b, env, k, i, s),
+                            },
+                        };
+                        sums[class] = Some(add_lanes(b, &sum, term));
+                    }
+                    None => {
+                        let sum = load_adj(b, env, k, i, s);
+                        let sum = add_lanes(b, &sum, term);
+                        store_adj(b, env, &sum, k, i, s);
+                    }
+                },
+            }
+        };
+        match nd.reverse {
+            Reverse::Weighted(count) => {
+                let (lo, dlo) = at(LO);
+                for e in 0..count as usize {
+                    // Recomputed (inline, in a gradient), else as the forward pass stored it.
+                    let w = match weights[j].get(e).copied().flatten() {
+                        Some(w) => w,
+                        None => load(b, env.partials, k, lo + e as i64, dlo),
+                    };
+                    let term: Vec<Value> = a
+                        .iter()
+                        .map(|&a| structural(b, w, a, zero, nothing))
+                        .collect();
+                    add(b, PARENT + e, &term);
+                }
+            }
+            Reverse::Unit(count, neg) => {
+                let minus: Vec<Value> = if neg != 0 {
+                    a.iter().map(|&a| b.ins().fneg(a)).collect()
+                } else {
+                    Vec::new()
+                };
+                for e in 0..count as usize {
+                    let term = if neg >> e & 1 == 1 { &minus } else { &a };
+                    add(b, PARENT + e, term);
+                }
+            }
+            Reverse::Call { unit, count } => {
+                let (lo, count, kind) = match pairs(env.mode, env.nodes, r, j) {
+                    Some((pairs, runs)) => (at(A), pairs, if runs { RUN_PAIRS } else { PAIRS }),
+                    None => (at(LO), count, if unit { UNIT } else { WEIGHTED }),
+                };
+                let lo = index(b, k, lo.0, lo.1);
+                let count = b.ins().iconst(types::I64, count as i64);
+                let kind = b.ins().iconst(types::I64, kind as i64);
+                if lanes == 1 {
+                    b.ins().call(env.sweep, &[env.frame, lo, count, kind, a[0]]);
+                } else {
+                    // The node's lanes are in memory (stored or loaded above): the call reads
+                    // them there.
+                    let at_node = index(b, k, p, q);
+                    b.ins()
+                        .call(env.sweep_lanes, &[env.frame, lo, count, kind, at_node]);
+                }
+            }
+        }
+    }
+    // Each class's cell: carried into the next turn where its successor continues it, else
+    // stored (if this turn added to it, or carried a sum into it).
+    let Some(c) = cells else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(c.carried.len() * lanes);
+    let mut finals: Vec<Option<Vec<Value>>> = vec![None; classes];
+    for i in 0..classes {
+        finals[i] = sums[i].take().or_else(|| carried_into(i));
+        if c.next[i].is_none()
+            && let Some(v) = &finals[i]
+        {
+            store_adj(b, env, v, k, c.first[i], (c.step[i], 0));
+        }
+    }
+    for &i in &c.carried {
+        match &finals[i] {
+            Some(v) => out.extend_from_slice(v),
+            None => out.extend(load_adj(b, env, k, c.first[i], (c.step[i], 0))),
+        }
+    }
+    out
+}
+
+/// The term `w · ā` of a weighted edge, or `−0` (nothing) where `w` or `ā` is zero: the
+/// structural zero of the rule table, so that `0 · ∞` adds nothing. Where the product is not
+/// NaN, a zero factor makes it `±0`, which adds nothing to an adjoint either (never `−0`): so
+/// only a NaN product is tested, on a cold path.
+fn structural(b: &mut FunctionBuilder, w: Value, a: Value, zero: Value, nothing: Value) -> Value {
+    let x = b.ins().fmul(w, a);
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let (cold, join) = (b.create_block(), b.create_block());
+    b.append_block_param(join, types::F64);
+    b.set_cold_block(cold);
+    b.ins().brif(nan, cold, &[], join, &[x.into()]);
+    b.switch_to_block(cold);
+    b.seal_block(cold);
+    let w_zero = b.ins().fcmp(FloatCC::Equal, w, zero);
+    let a_zero = b.ins().fcmp(FloatCC::Equal, a, zero);
+    let zero_factor = b.ins().bor(w_zero, a_zero);
+    let term = b.ins().select(zero_factor, nothing, x);
+    b.ins().jump(join, &[term.into()]);
+    b.switch_to_block(join);
+    b.seal_block(join);
+    b.block_params(join)[0]
+}
