@@ -172,6 +172,9 @@ pub struct Plan {
     /// For a matrix product ([`jvp_matrix`](crate::jvp_matrix), [`vjp_matrix`](crate::vjp_matrix)),
     /// the number of products (columns of `V`, rows of `Wᵀ`); 0 for a whole Jacobian.
     pub products: usize,
+    /// What compiling the recording made, where a [`PreparedJacobian`](crate::PreparedJacobian)
+    /// compiled it or tried to (feature `jit`); `None` otherwise.
+    pub compiled: Option<crate::Compilation>,
 }
 
 impl Plan {
@@ -212,6 +215,7 @@ impl Plan {
                 Direction::Reverse => Replay::Recorded,
             },
             products: 0,
+            compiled: None,
         }
     }
 
@@ -257,6 +261,9 @@ impl fmt::Display for Plan {
         write!(f, " ({})", self.reason)?;
         if let Replay::Rerecorded(why) = &self.replay {
             write!(f, "; recorded afresh: {why}")?;
+        }
+        if let Some(c) = &self.compiled {
+            write!(f, "; {c}")?;
         }
         Ok(())
     }

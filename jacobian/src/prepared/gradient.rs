@@ -1,6 +1,7 @@
 //! [`PreparedGradient`]: the gradient of one scalar function at many points, prepared ahead of
 //! time by the strategy its plan chooses.
 
+use super::compilation::{Compilation, forget_code};
 use super::recording::reuse_or_record;
 use crate::hessian;
 use crate::plan::Replay;
@@ -10,7 +11,8 @@ use reverse::TapeStats;
 use shared_ops::{Error, Function};
 use std::time::Instant;
 
-/// How a [`PreparedGradient`] obtains the recording it sweeps at each call.
+/// How a [`PreparedGradient`] or a [`PreparedJacobian`](crate::PreparedJacobian) in reverse
+/// mode obtains the recording it sweeps at each call.
 ///
 /// ```
 /// use jacobian::Preparation;
@@ -23,6 +25,12 @@ pub enum Preparation {
     /// recording), else [`Record`](Preparation::Record); with feature `jit`,
     /// [`Compile`](Preparation::Compile) instead of `Reevaluate` where a compiled call is
     /// faster than an interpreted one (both timed while preparing).
+    ///
+    /// A `PreparedJacobian` re-evaluates, and (feature `jit`) compiles its recording once its
+    /// calls have taken [`Preparation::COMPILE_AFTER`] in all, as a JIT compiles code that
+    /// runs often: a Jacobian called that long is expected to be called as long again, which
+    /// repays a compile time of that order. It keeps the code where the compiled calls are
+    /// faster (both timed then), and its plan says so ([`Plan::compiled`](crate::Plan)).
     #[default]
     Auto,
     /// Record `f` once on a replayable tape, compile its program now, and re-evaluate it at
@@ -40,6 +48,8 @@ pub enum Preparation {
     /// the feature, or where the recording cannot be compiled, it re-evaluates interpreted and
     /// the plan says why; a recording of more nodes than the compiler takes
     /// (`reverse::jit::MOST_NODES`) is recorded afresh at each call instead, as by `Record`.
+    /// A `PreparedJacobian` compiles the recording's forward pass and its sweeps, scalar and
+    /// vector ([`reverse::Recording::compile_lanes`]), and keeps the recording of any size.
     Compile,
 }
 
@@ -51,6 +61,15 @@ impl Preparation {
     /// assert_eq!(jacobian::Preparation::EXTRA_BYTES, 64 << 20);
     /// ```
     pub const EXTRA_BYTES: usize = 64 << 20;
+
+    /// The time a [`PreparedJacobian`](crate::PreparedJacobian) prepared by
+    /// [`Auto`](Preparation::Auto) spends in interpreted calls before it compiles its
+    /// recording: 0.1 s.
+    ///
+    /// ```
+    /// assert_eq!(jacobian::Preparation::COMPILE_AFTER.as_millis(), 100);
+    /// ```
+    pub const COMPILE_AFTER: core::time::Duration = core::time::Duration::from_millis(100);
 
     /// A replayable recording's program and what re-evaluation and the sweeps derive from it,
     /// in bytes of one plain recording: 4, at least the ratio of every GradBench objective (an
@@ -98,16 +117,9 @@ pub struct PreparedPlan {
     pub seconds: f64,
     /// Why this strategy.
     pub reason: String,
-    /// Bytes of machine code kept (0 if not compiled).
-    pub code_bytes: usize,
-    /// Seconds compiling took (0 if not compiled).
-    pub compile_seconds: f64,
-    /// Seconds of one call interpreted, as timed while preparing to compile (0 where not).
-    pub interpreted_call: f64,
-    /// Seconds of one compiled call, timed likewise.
-    pub compiled_call: f64,
-    /// The calls after which the compile time is repaid by the faster calls.
-    pub break_even_calls: Option<f64>,
+    /// What compiling made and repays, where the object tried ([`Preparation::Compile`], or
+    /// [`Preparation::Auto`] where it re-evaluates); `None` where it did not.
+    pub compilation: Option<Compilation>,
 }
 
 impl fmt::Display for PreparedPlan {
@@ -131,24 +143,8 @@ impl fmt::Display for PreparedPlan {
             ratio(self.seconds, self.recording_seconds),
             self.recording_seconds,
         )?;
-        if self.code_bytes > 0 {
-            write!(
-                f,
-                "; {:.1} KiB of machine code compiled in {:.1} ms",
-                self.code_bytes as f64 / 1024.0,
-                self.compile_seconds * 1e3
-            )?;
-        }
-        if self.compiled_call > 0.0 {
-            write!(
-                f,
-                "; a call {:.3} ms interpreted, {:.3} ms compiled",
-                self.interpreted_call * 1e3,
-                self.compiled_call * 1e3
-            )?;
-        }
-        match self.break_even_calls {
-            Some(n) => write!(f, "; compiling repaid after {} calls", n.ceil()),
+        match &self.compilation {
+            Some(c) => write!(f, "; {c}"),
             None => Ok(()),
         }
     }
@@ -284,11 +280,7 @@ impl<F: Function> PreparedGradient<F> {
                 kept_bytes: 0,
                 seconds: 0.0,
                 reason,
-                code_bytes: 0,
-                compile_seconds: 0.0,
-                interpreted_call: 0.0,
-                compiled_call: 0.0,
-                break_even_calls: None,
+                compilation: None,
             },
             last: Replay::Recorded,
             rerecords: 0,
@@ -339,7 +331,8 @@ impl<F: Function> PreparedGradient<F> {
             self.rerecords += fresh;
             self.last = replay;
             if fresh > 0 && self.plan.strategy == Preparation::Compile {
-                self.compile_recording();
+                // (Where the new recording does not compile, it runs interpreted.)
+                let _ = self.compile_recording();
             }
         }
         let r = self.recorded.as_mut().expect("kept between calls");
@@ -355,45 +348,49 @@ impl<F: Function> PreparedGradient<F> {
     /// `only_if_faster`, drops the code again if the compiled calls are not faster.
     fn compile(&mut self, x: &[f64], only_if_faster: bool) -> Result<(), Error> {
         let interpreted = self.fastest_call(x)?;
-        let Some((bytes, seconds)) = self.compile_recording() else {
-            return Ok(());
+        let (code_bytes, seconds) = match self.compile_recording() {
+            Ok(made) => made,
+            Err(why) => {
+                self.plan.compilation = Some(Compilation {
+                    declined: Some(why),
+                    ..Compilation::default()
+                });
+                return Ok(());
+            }
         };
         self.plan.strategy = Preparation::Compile;
         let compiled = self.fastest_call(x)?;
-        let plan = &mut self.plan;
-        (plan.interpreted_call, plan.compiled_call) = (interpreted, compiled);
-        (plan.code_bytes, plan.compile_seconds) = (bytes, seconds);
+        let mut c = Compilation {
+            code_bytes,
+            seconds,
+            interpreted_call: interpreted,
+            compiled_call: compiled,
+            break_even_calls: (compiled < interpreted).then(|| seconds / (interpreted - compiled)),
+            ..Compilation::default()
+        };
         if only_if_faster && compiled >= interpreted {
             forget_code(self.recorded.as_mut().expect("kept between calls"));
-            plan.strategy = Preparation::Reevaluate;
-            plan.code_bytes = 0;
-            plan.reason += "; compiled calls were not faster";
-            return Ok(());
+            self.plan.strategy = Preparation::Reevaluate;
+            c.code_bytes = 0;
+            c.declined = Some("compiled calls were not faster".into());
         }
-        plan.break_even_calls =
-            (compiled < interpreted).then(|| plan.compile_seconds / (interpreted - compiled));
+        self.plan.compilation = Some(c);
         Ok(())
     }
 
-    /// Compiles the current recording: its code's bytes and compile seconds, or `None` (the
-    /// plan says why) where it cannot be compiled.
-    fn compile_recording(&mut self) -> Option<(usize, f64)> {
+    /// Compiles the current recording's gradient: its code's bytes and compile seconds, or
+    /// why it cannot be compiled.
+    fn compile_recording(&mut self) -> Result<(usize, f64), String> {
         #[cfg(feature = "jit")]
         {
             let r = self.recorded.as_mut().expect("kept between calls");
-            match r.rec.compile_gradient(r.ys[0]) {
-                Ok(code) => Some((code.bytes, code.time.as_secs_f64())),
-                Err(e) => {
-                    self.plan.reason += &format!("; not compiled: {e}");
-                    None
-                }
-            }
+            r.rec
+                .compile_gradient(r.ys[0])
+                .map(|code| (code.bytes, code.time.as_secs_f64()))
+                .map_err(|e| e.to_string())
         }
         #[cfg(not(feature = "jit"))]
-        {
-            self.plan.reason += "; not compiled: the feature `jit` is off";
-            None
-        }
+        Err(super::compilation::NO_JIT.to_string())
     }
 
     /// The fastest of three calls at `x`, in seconds.
@@ -451,12 +448,4 @@ impl<F: Function> PreparedGradient<F> {
             .as_ref()
             .map_or_else(TapeStats::default, |r| r.rec.stats())
     }
-}
-
-/// Drops the machine code of `r`'s recording, if it has any.
-fn forget_code(r: &mut Recorded) {
-    #[cfg(feature = "jit")]
-    r.rec.forget_code();
-    #[cfg(not(feature = "jit"))]
-    let _ = r;
 }

@@ -1,5 +1,7 @@
 //! [`PreparedJacobian`]: the Jacobian of one function at many points.
 
+use super::Preparation;
+use super::compilation::{Compilation, compile_for_lanes, forget_code};
 use super::recording::{reuse_or_record, take_buffers};
 use crate::lanes::{self, Inputs, Seed, by_lanes};
 use crate::plan::{Direction, Mode, Plan, Replay};
@@ -7,6 +9,7 @@ use crate::sweeps::{self, Recorded, Swept, forward_chunked};
 use crate::{Jacobian, Products};
 use nalgebra::DMatrix;
 use shared_ops::{Error, Function};
+use std::time::{Duration, Instant};
 
 /// The Jacobian of one function at many points: planned and recorded once.
 ///
@@ -16,6 +19,12 @@ use shared_ops::{Error, Function};
 /// recording was re-used or made afresh (where a branch of `f` flipped). In forward mode nothing
 /// is recorded, and each call runs the forward sweeps. The matrix equals, bit for bit, what
 /// [`jacobian_with`](crate::jacobian_with) gives in the same mode.
+///
+/// With feature `jit`, the recording is compiled to machine code (its forward pass and its
+/// sweeps) on request ([`Preparation::Compile`]), or by [`Preparation::Auto`] once the calls
+/// have taken [`Preparation::COMPILE_AFTER`]; the plan of each later call reports it
+/// ([`Plan::compiled`]): the code's size, the compile time, a call before and after, and the
+/// calls that repay it. The matrix stays the interpreter's, bit for bit.
 ///
 /// ```
 /// use jacobian::{Function, Mode, Op, PreparedJacobian, Replay};
@@ -52,6 +61,12 @@ pub struct PreparedJacobian<F> {
     plan: Option<Plan>,
     /// Whether the sweeps may run on several threads ([`set_threads`](Self::set_threads)).
     threads: bool,
+    /// How reverse mode obtains its recording (never `Auto` once prepared: `Reevaluate`).
+    preparation: Preparation,
+    /// While `Auto` has not compiled: the time and the number of the calls so far.
+    pending: Option<(Duration, usize)>,
+    /// What compiling made, once tried.
+    compilation: Option<Compilation>,
 }
 
 impl<F: Function + Sync> PreparedJacobian<F> {
@@ -82,13 +97,53 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// # Ok::<(), jacobian::Error>(())
     /// ```
     pub fn with_mode(f: F, x: &[f64], mode: Mode) -> Result<Self, Error> {
+        Self::with_preparation(f, x, mode, Preparation::Auto)
+    }
+
+    /// As [`with_mode`](PreparedJacobian::with_mode), with the recording of reverse mode
+    /// obtained by `preparation`: re-evaluated (`Reevaluate`), recorded afresh at each call in
+    /// buffers the object keeps (`Record`), compiled now (`Compile`, feature `jit`), or
+    /// re-evaluated and compiled once the calls have taken [`Preparation::COMPILE_AFTER`]
+    /// (`Auto`, what [`new`](PreparedJacobian::new) does). Forward mode records nothing.
+    ///
+    /// ```
+    /// use jacobian::{Function, Mode, Op, Preparation, PreparedJacobian};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[1], x[0].sin() + x[1]]
+    ///     }
+    /// }
+    /// let mut p = PreparedJacobian::with_preparation(F, &[1.0, 2.0], Mode::Reverse, Preparation::Compile)?;
+    /// let j = p.jacobian(&[0.5, 3.0])?;
+    /// assert_eq!(j.matrix.as_slice(), &[3.0, 0.5_f64.cos(), 0.5, 1.0]);
+    /// let c = j.plan.compiled.as_ref().expect("compiled on request");
+    /// // Machine code, or (without the feature `jit`) the reason there is none.
+    /// assert!(c.code_bytes > 0 || c.declined.is_some());
+    /// println!("{}", j.plan);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`with_mode`](PreparedJacobian::with_mode).
+    pub fn with_preparation(
+        f: F,
+        x: &[f64],
+        mode: Mode,
+        preparation: Preparation,
+    ) -> Result<Self, Error> {
         f.check_input(x.len())?;
+        let record = |f: &F, m| match preparation {
+            Preparation::Record => sweeps::record_plain_again(f, x, m, None),
+            _ => sweeps::record_replayable(f, x, m),
+        };
         let n = x.len();
         let declared = f.sizes().map(|s| s.1);
         let (mode, forced, m, recorded) = match mode {
             Mode::Forward => (Direction::Forward, true, declared, None),
             Mode::Reverse => {
-                let r = sweeps::record_replayable(&f, x, None)?;
+                let r = record(&f, None)?;
                 (Direction::Reverse, true, Some(r.ys.len()), Some(r))
             }
             Mode::Auto => {
@@ -102,12 +157,13 @@ impl<F: Function + Sync> PreparedJacobian<F> {
                         Direction::Reverse,
                         false,
                         Some(m),
-                        Some(sweeps::record_replayable(&f, x, Some(m))?),
+                        Some(record(&f, Some(m))?),
                     ),
                 }
             }
         };
-        Ok(PreparedJacobian {
+        let reverse = mode == Direction::Reverse;
+        let mut p = PreparedJacobian {
             f,
             n,
             m,
@@ -119,7 +175,81 @@ impl<F: Function + Sync> PreparedJacobian<F> {
             rerecords: 0,
             plan: None,
             threads: false,
-        })
+            preparation: match preparation {
+                Preparation::Record => Preparation::Record,
+                _ => Preparation::Reevaluate,
+            },
+            pending: (reverse && cfg!(feature = "jit") && preparation == Preparation::Auto)
+                .then_some((Duration::ZERO, 0)),
+            compilation: None,
+        };
+        if reverse && preparation == Preparation::Compile {
+            p.compile(x, 0, false)?;
+        }
+        Ok(p)
+    }
+
+    /// Compiles the recording after `calls` calls, timing calls before and after; with
+    /// `only_if_faster`, drops the code again if the compiled calls are not faster.
+    fn compile(&mut self, x: &[f64], calls: usize, only_if_faster: bool) -> Result<(), Error> {
+        self.pending = None;
+        let interpreted = self.fastest_call(x)?;
+        let lanes = sweeps::reverse_lanes(self.m.expect("known in reverse mode"));
+        let r = self.recorded.as_mut().expect("reverse mode records");
+        let (code_bytes, seconds) = match compile_for_lanes(r, lanes) {
+            Ok(made) => made,
+            Err(why) => {
+                self.compilation = Some(Compilation {
+                    after_calls: calls,
+                    declined: Some(why),
+                    ..Compilation::default()
+                });
+                return Ok(());
+            }
+        };
+        let compiled = self.fastest_call(x)?;
+        let mut c = Compilation {
+            code_bytes,
+            seconds,
+            interpreted_call: interpreted,
+            compiled_call: compiled,
+            break_even_calls: (compiled < interpreted).then(|| seconds / (interpreted - compiled)),
+            after_calls: calls,
+            declined: None,
+        };
+        if only_if_faster && compiled >= interpreted {
+            forget_code(self.recorded.as_mut().expect("reverse mode records"));
+            c.code_bytes = 0;
+            c.declined = Some("compiled calls were not faster".into());
+        }
+        self.compilation = Some(c);
+        Ok(())
+    }
+
+    /// The fastest of three calls at `x`, in seconds.
+    fn fastest_call(&mut self, x: &[f64]) -> Result<f64, Error> {
+        let (mut out, mut best) = (Swept::default(), f64::INFINITY);
+        for _ in 0..3 {
+            let t = Instant::now();
+            self.sweep(x, &mut out)?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    }
+
+    /// Counts a call of `took` towards `Auto`'s compiling, and compiles once the calls have
+    /// taken [`Preparation::COMPILE_AFTER`].
+    fn count_call(&mut self, x: &[f64], took: Duration) -> Result<(), Error> {
+        let Some((spent, calls)) = &mut self.pending else {
+            return Ok(());
+        };
+        *spent += took;
+        *calls += 1;
+        if *spent >= Preparation::COMPILE_AFTER {
+            let calls = *calls;
+            self.compile(x, calls, true)?;
+        }
+        Ok(())
     }
 
     /// Forward mode with `lanes` tangents per sweep, instead of the count the plan chooses
@@ -214,7 +344,9 @@ impl<F: Function + Sync> PreparedJacobian<F> {
 
     /// A new plan for the sweeps `out` ran.
     fn plan_for(&self, out: &Swept) -> Plan {
-        Plan::new(self.mode, self.n, out, self.forced)
+        let mut plan = Plan::new(self.mode, self.n, out, self.forced);
+        plan.compiled.clone_from(&self.compilation);
+        plan
     }
 
     /// `plan` made to describe the sweeps `out` ran: only what a call can change, if it is a
@@ -229,6 +361,9 @@ impl<F: Function + Sync> PreparedJacobian<F> {
         plan.lanes = out.lanes;
         plan.threads = out.threads;
         plan.tape = out.tape;
+        if plan.compiled != self.compilation {
+            plan.compiled.clone_from(&self.compilation);
+        }
     }
 
     /// The sweeps at `x` into `out`; how the recording was obtained.
@@ -248,8 +383,12 @@ impl<F: Function + Sync> PreparedJacobian<F> {
                 Ok(Replay::NotRecorded)
             }
             Direction::Reverse => {
+                let start = self.pending.is_some().then(Instant::now);
                 let (replay, r) = self.recording(x)?;
                 sweeps::reverse_seeded(r, Seed::Identity, threads, out);
+                if let Some(start) = start {
+                    self.count_call(x, start.elapsed())?;
+                }
                 Ok(replay)
             }
         }
@@ -258,10 +397,21 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// The recording re-evaluated at `x` (or recorded afresh where a guard fails), made now if
     /// this object has none yet (forward mode, asked for `Wᵀ·J`).
     fn recording(&mut self, x: &[f64]) -> Result<(Replay, &mut Recorded), Error> {
+        if self.preparation == Preparation::Record && self.recorded.is_some() {
+            let last = self.recorded.take();
+            let r = sweeps::record_plain_again(&self.f, x, self.m, last)?;
+            return Ok((Replay::Recorded, self.recorded.insert(r)));
+        }
         let replay = match &mut self.recorded {
             Some(r) => {
                 let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
                 self.rerecords += fresh;
+                let compiled = self.compilation.as_ref().is_some_and(|c| c.code_bytes > 0);
+                if fresh > 0 && compiled {
+                    // (Where the new recording does not compile, it runs interpreted.)
+                    let lanes = sweeps::reverse_lanes(r.ys.len());
+                    let _ = compile_for_lanes(r, lanes);
+                }
                 replay
             }
             None => {
@@ -383,6 +533,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
         sweeps::reverse_seeded(r, Seed::Matrix(w), threads, &mut swept);
         let mut plan = Plan::for_products(Direction::Reverse, n, w.ncols(), &swept);
         plan.replay = replay;
+        plan.compiled.clone_from(&self.compilation);
         (out.value, out.matrix, out.plan) = (swept.value, swept.matrix, plan);
         Ok(())
     }

@@ -13,9 +13,11 @@
 //! only where every decision it depended on holds. Re-preparing pays only when `f` changes its
 //! path for good (then every call records afresh); [`PreparedGradient::rerecords`] counts that.
 
+mod compilation;
 mod gradient;
 mod jacobian;
 mod recording;
 
+pub use compilation::Compilation;
 pub use gradient::{Preparation, PreparedGradient, PreparedPlan};
 pub use jacobian::PreparedJacobian;

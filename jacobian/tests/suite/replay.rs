@@ -390,26 +390,38 @@ impl<F: Function> Function for First<F> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(200)))]
 
-    /// A prepared Jacobian (reverse) and a prepared gradient (interpreted, compiled, recorded
-    /// at each call) equal the one-shot drivers at a new point bit for bit, re-evaluating
-    /// where the guards hold and recording afresh (and compiling again) where they do not.
+    /// A prepared Jacobian (reverse: interpreted, compiled, recorded at each call) and a
+    /// prepared gradient (likewise) equal the one-shot drivers at a new point bit for bit,
+    /// re-evaluating where the guards hold and recording afresh (and compiling again) where
+    /// they do not.
     #[test]
     fn prepared_drivers_equal_one_shot_drivers((f, x0, x1) in branchy()) {
         let (x0, x1) = (&x0[..f.base.n], &x1[..f.base.n]);
-        let mut p = jacobian::PreparedJacobian::with_mode(&f, x0, jacobian::Mode::Reverse).unwrap();
-        for x in [x1, x0, x1] {
-            let got = p.jacobian(x).unwrap();
-            let want = jacobian::jacobian_with(&f, x, jacobian::Mode::Reverse).unwrap();
-            prop_assert_eq!(bits(&got.value), bits(&want.value));
-            prop_assert_eq!(bits(got.matrix.as_slice()), bits(want.matrix.as_slice()));
-            let replayed = matches!(
-                got.plan.replay,
-                jacobian::Replay::Reevaluated | jacobian::Replay::Rerecorded(_)
-            );
-            prop_assert!(replayed, "{}", got.plan);
+        use Preparation::*;
+        for preparation in [Auto, Reevaluate, Record, Compile] {
+            let mut p = jacobian::PreparedJacobian::with_preparation(
+                &f, x0, jacobian::Mode::Reverse, preparation,
+            ).unwrap();
+            for x in [x1, x0, x1] {
+                let got = p.jacobian(x).unwrap();
+                let want = jacobian::jacobian_with(&f, x, jacobian::Mode::Reverse).unwrap();
+                prop_assert_eq!(bits(&got.value), bits(&want.value));
+                prop_assert_eq!(bits(got.matrix.as_slice()), bits(want.matrix.as_slice()));
+                let replayed = matches!(
+                    got.plan.replay,
+                    jacobian::Replay::Reevaluated | jacobian::Replay::Rerecorded(_)
+                );
+                prop_assert_eq!(replayed, preparation != Record, "{}", got.plan);
+                // Compiled where asked for (Auto has not run long enough to compile).
+                let code = got.plan.compiled.as_ref().map(|c| c.code_bytes > 0);
+                let want = match preparation {
+                    Compile => Some(cfg!(feature = "jit")),
+                    _ => None,
+                };
+                prop_assert_eq!(code, want, "{}", got.plan);
+            }
         }
         let g = First(&f);
-        use Preparation::*;
         for preparation in [Auto, Reevaluate, Record, Compile] {
             let mut p = PreparedGradient::with(&g, x0, preparation).unwrap();
             // Compiled where asked for, and where Auto found it faster (feature `jit`).
@@ -420,7 +432,8 @@ proptest! {
                 other => &[other],
             };
             prop_assert!(want.contains(&p.plan().strategy), "{}", p.plan());
-            prop_assert_eq!(p.plan().code_bytes > 0, p.plan().strategy == Compile);
+            let code = p.plan().compilation.as_ref().map_or(0, |c| c.code_bytes);
+            prop_assert_eq!(code > 0, p.plan().strategy == Compile);
             for x in [x1, x0] {
                 let (y, grad) = p.gradient(x).unwrap();
                 let (y2, grad2) = jacobian::gradient(&g, x).unwrap();
@@ -530,6 +543,125 @@ fn a_prepared_jacobian_falls_back_and_says_so() {
     assert_eq!(j.plan.replay, jacobian::Replay::Reevaluated);
     assert!(j.plan.to_string().contains("nodes re-evaluated"));
     assert!(p.jacobian(&[1.0]).is_err());
+}
+
+/// Eleven outputs of three inputs with a branch: reverse mode sweeps them as a block of eight
+/// lanes and one of three (four lanes, the last one empty).
+struct Eleven;
+impl Function for Eleven {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let s = if x[0] < x[1] {
+            x[0] * x[2]
+        } else {
+            x[1] - x[2]
+        };
+        (0..11)
+            .map(|i| {
+                let c = T::constant(0.5 + i as f64);
+                (x[i % 3] * c).sin() * x[(i + 1) % 3] + s * c
+            })
+            .collect()
+    }
+}
+
+/// Compiled on request, a prepared Jacobian of eight lanes per sweep equals the one-shot
+/// driver bit for bit, re-evaluated and recorded afresh (and compiled again) where the branch
+/// flips; its `Wᵀ·J` too; its plan reports the code.
+#[test]
+fn a_compiled_prepared_jacobian_equals_the_one_shot_driver() {
+    use jacobian::nalgebra::DMatrix;
+    let x0 = [0.3, 0.9, -0.4];
+    let mut p = jacobian::PreparedJacobian::with_preparation(
+        Eleven,
+        &x0,
+        jacobian::Mode::Reverse,
+        Preparation::Compile,
+    )
+    .unwrap();
+    let w = DMatrix::from_fn(11, 3, |i, j| (i as f64 - 2.0 * j as f64) * 0.25);
+    let mut out = jacobian::Products::new();
+    for x in [
+        [0.5, 0.7, 1.1],
+        [1.5, 0.2, -0.3],
+        [0.1, 0.2, 0.3],
+        [2.0, 1.0, 0.0],
+    ] {
+        let got = p.jacobian(&x).unwrap();
+        let want = jacobian::jacobian_with(&Eleven, &x, jacobian::Mode::Reverse).unwrap();
+        assert_eq!(
+            bits(got.matrix.as_slice()),
+            bits(want.matrix.as_slice()),
+            "at {x:?}"
+        );
+        assert_eq!(bits(&got.value), bits(&want.value));
+        assert_eq!((got.plan.sweeps, got.plan.lanes), (2, 8));
+        let c = got.plan.compiled.clone().expect("compiled on request");
+        assert_eq!(c.code_bytes > 0, cfg!(feature = "jit"), "{}", got.plan);
+        if cfg!(feature = "jit") {
+            assert!(
+                c.compiled_call > 0.0 && c.seconds > 0.0 && c.after_calls == 0,
+                "{c:?}"
+            );
+            assert!(
+                got.plan.to_string().contains("KiB of machine code"),
+                "{}",
+                got.plan
+            );
+        }
+        p.vjp_matrix_into(&x, &w, &mut out).unwrap();
+        let want = jacobian::vjp_matrix(&Eleven, &x, &w).unwrap();
+        assert_eq!(bits(out.matrix.as_slice()), bits(want.matrix.as_slice()));
+    }
+    // The branch flipped three times: recorded afresh (and compiled again) each time.
+    assert_eq!(p.rerecords(), 3);
+}
+
+/// `Auto` compiles a prepared Jacobian once its calls have taken `COMPILE_AFTER`, keeps the
+/// code where the compiled calls are faster, and says after how many calls; the matrices stay
+/// the one-shot driver's.
+#[test]
+fn auto_compiles_a_prepared_jacobian_called_often() {
+    let x0 = [0.3, 0.9, -0.4];
+    let mut p =
+        jacobian::PreparedJacobian::with_mode(Eleven, &x0, jacobian::Mode::Reverse).unwrap();
+    let (mut calls, start) = (0, std::time::Instant::now());
+    let compiled = loop {
+        let j = p.jacobian(&[0.3, 0.9, -0.4]).unwrap();
+        calls += 1;
+        if let Some(c) = j.plan.compiled {
+            break c;
+        }
+        assert!(
+            !cfg!(feature = "jit") || start.elapsed().as_secs() < 60,
+            "not compiled after {calls} calls"
+        );
+        if !cfg!(feature = "jit") && calls == 100 {
+            return; // Nothing to compile without the feature: the plan says nothing of it.
+        }
+    };
+    // Compiled during the call that passed the budget, after the calls before it.
+    assert_eq!(compiled.after_calls, calls, "{compiled:?}");
+    assert!(
+        compiled.code_bytes > 0
+            || compiled.declined.as_deref() == Some("compiled calls were not faster"),
+        "{compiled:?}"
+    );
+    assert!(
+        compiled
+            .to_string()
+            .contains(&format!("after {calls} calls")),
+        "{compiled}"
+    );
+    for x in [[0.5, 0.7, 1.1], [1.5, 0.2, -0.3]] {
+        let got = p.jacobian(&x).unwrap();
+        let want = jacobian::jacobian_with(&Eleven, &x, jacobian::Mode::Reverse).unwrap();
+        assert_eq!(bits(got.matrix.as_slice()), bits(want.matrix.as_slice()));
+        assert_eq!(
+            got.plan.compiled.as_ref(),
+            Some(&compiled),
+            "reported at every call"
+        );
+    }
 }
 
 /// The tests of `Float` are decisions too: `is_sign_negative` is guarded.
