@@ -6,7 +6,9 @@
 //! one recording plus ⌈m/Q⌉ sweeps of Q adjoints (Q = m up to 4, else 8), so forward should win
 //! the tall shape and reverse the wide one; `auto` should match the winner.
 //!
-//! Ids per group `dense_n=<n>_m=<m>`: `f64`, `forward`, `reverse`, `auto`; with
+//! Ids per group `dense_n=<n>_m=<m>`: `f64`, `forward`, `reverse`, `auto`, and a
+//! `PreparedJacobian` in reverse mode at a new point, `prepared_reverse` (its recording
+//! re-evaluated by the interpreter) and `compiled_reverse` (compiled, feature `jit`); with
 //! `--features peers` also `num_dual_jacobian_static`, `num_dual_jacobian_dyn` (num-dual's
 //! forward mode, all n tangents in one sweep), `echidna_forward_dualvec8` (echidna's `DualVec<f64, 8>`,
 //! ⌈n/8⌉ sweeps), `ad_trait_reverse`, `ad_trait_forward` (one
@@ -23,7 +25,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use jacobian::Mode;
+use jacobian::{Mode, Preparation, PreparedJacobian};
 use workloads::{DenseTanh, Function, dense_input};
 
 /// `(n, m)`: inputs and outputs.
@@ -43,6 +45,23 @@ fn bench(c: &mut Criterion) {
         ] {
             group.bench_function(id, |b| {
                 b.iter(|| jacobian::jacobian_with(&f, black_box(&x), mode).unwrap())
+            });
+        }
+
+        // A prepared Jacobian in reverse mode at a new point: its recording re-evaluated and
+        // swept by the interpreter, or compiled (forward pass, scalar and vector sweeps).
+        let y: Vec<f64> = x.iter().map(|v| v * 0.9 + 0.05).collect();
+        for (id, how) in [
+            ("prepared_reverse", Preparation::Reevaluate),
+            ("compiled_reverse", Preparation::Compile),
+        ] {
+            let mut p = PreparedJacobian::with_preparation(&f, &x, Mode::Reverse, how).unwrap();
+            let mut j = p.jacobian(&y).unwrap();
+            if let Some(c) = &j.plan.compiled {
+                println!("dense_n={n}_m={m}/{id}: {c}");
+            }
+            group.bench_function(id, |b| {
+                b.iter(|| p.jacobian_into(black_box(&y), &mut j).unwrap())
             });
         }
 

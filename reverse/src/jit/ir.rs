@@ -3,7 +3,7 @@
 //! the loop over a region's turns.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
 
 /// Byte offsets of the frame's pointers (see `machine::Frame`).
@@ -63,8 +63,20 @@ fn element(b: &mut FunctionBuilder, base: Value, t: Turn, index: i64, step: Step
 }
 
 pub(super) fn load(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: Step) -> Value {
+    load_as(b, types::F64, base, k, index, step)
+}
+
+/// [`load`] of a value of type `ty` (two lanes of `f64`, say) from element `index + k · step`.
+pub(super) fn load_as(
+    b: &mut FunctionBuilder,
+    ty: Type,
+    base: Value,
+    k: Turn,
+    index: i64,
+    step: Step,
+) -> Value {
     let (p, off) = element(b, base, k, index, step);
-    b.ins().load(types::F64, MemFlagsData::trusted(), p, off)
+    b.ins().load(ty, MemFlagsData::trusted(), p, off)
 }
 
 pub(super) fn store(
@@ -91,8 +103,8 @@ pub(super) fn turns(
 ) -> Vec<Value> {
     let (header, inside, exit) = (b.create_block(), b.create_block(), b.create_block());
     b.append_block_param(header, types::I64);
-    for _ in init {
-        b.append_block_param(header, types::F64);
+    for &v in init {
+        b.append_block_param(header, b.func.dfg.value_type(v));
     }
     let first = b
         .ins()

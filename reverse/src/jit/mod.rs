@@ -180,8 +180,8 @@ impl<T: Op> Recording<T> {
     ///
     /// # Errors
     ///
-    /// As [`compile`](Self::compile), and [`CompileError::Lanes`] for fewer than 2 lanes or
-    /// more than [`MOST_LANES`]. The recording is unchanged and its vector sweeps run
+    /// As [`compile`](Self::compile), and [`CompileError::Lanes`] for a count of lanes that
+    /// is odd or more than [`MOST_LANES`] (the code holds two lanes in each vector register). The recording is unchanged and its vector sweeps run
     /// interpreted.
     ///
     /// ```
@@ -200,7 +200,7 @@ impl<T: Op> Recording<T> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn compile_lanes(&mut self, lanes: usize) -> Result<CodeStats, CompileError> {
-        if !(2..=MOST_LANES).contains(&lanes) {
+        if !(2..=MOST_LANES).contains(&lanes) || lanes % 2 == 1 {
             return Err(CompileError::Lanes(lanes));
         }
         self.compile()?;

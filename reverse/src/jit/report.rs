@@ -72,8 +72,8 @@ pub enum CompileError {
         /// The most the compiler takes.
         limit: usize,
     },
-    /// A vector sweep of this many lanes is not compiled: 2 to
-    /// [`MOST_LANES`](crate::jit::MOST_LANES) are.
+    /// A vector sweep of this many lanes is not compiled: an even number from 2 to
+    /// [`MOST_LANES`](crate::jit::MOST_LANES) is.
     Lanes(usize),
     /// The code would pass [`MOST_INSTRUCTIONS`](crate::jit::MOST_INSTRUCTIONS): the recording repeats too little of itself
     /// for its loops to be found again (a recursion such as the determinant by minors), and
@@ -104,7 +104,8 @@ impl fmt::Display for CompileError {
             ),
             CompileError::Lanes(q) => write!(
                 f,
-                "a vector sweep of {q} lanes: 2 to {} are compiled; it runs interpreted",
+                "a vector sweep of {q} lanes: an even number from 2 to {} is compiled; it runs \
+                 interpreted",
                 super::MOST_LANES
             ),
             CompileError::TooManyNodes { nodes, limit } => write!(

@@ -1,6 +1,7 @@
 //! The code of the sweep: each region's nodes in reverse, a loop over the turns of a repeated
 //! body or straight code for a single node; with one adjoint per node, or (for the vector
-//! sweep) `lanes` of them, each lane the scalar sweep's operations.
+//! sweep) `lanes` of them, two to a vector register (`f64x2`), each lane the scalar sweep's
+//! operations.
 //!
 //! A term is `w · ā`, or `−0` where `w` or `ā` is zero (the structural zero of
 //! [`structural`](crate::sweep::kernel::structural), as a select). The vector sweep of the
@@ -10,29 +11,52 @@
 
 use super::cells::Cells;
 use super::emit::{Env, Mode, any_turn, pairs, turn_values};
-use super::ir::{Turn, index, load, store, turns};
+use super::ir::{Turn, index, load, load_as, store, turns};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
 use super::shape::{A, Index, LO, Node, PARENT, Points, Region, Reverse};
 use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_codegen::ir::{BlockArg, Endianness, InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
 
 /// An index's steps, per turn of its loop and of the loop around it.
 type Step = (i64, i64);
 
-/// The lanes of adjoint `i + k · step` (lane `l` at `i · lanes + l`).
+/// An adjoint's values: one `f64`, or `lanes / 2` vectors of two lanes.
+fn width(env: &Env) -> usize {
+    env.lanes.div_ceil(2)
+}
+
+/// The type of an adjoint's values.
+fn ty(env: &Env) -> Type {
+    if env.lanes == 1 {
+        types::F64
+    } else {
+        types::F64X2
+    }
+}
+
+/// `x` in every lane of an adjoint's value.
+fn splat(b: &mut FunctionBuilder, env: &Env, x: Value) -> Value {
+    if env.lanes == 1 {
+        x
+    } else {
+        b.ins().splat(types::F64X2, x)
+    }
+}
+
+/// The values of adjoint `i + k · step` (lane `l` at `i · lanes + l`).
 fn load_adj(b: &mut FunctionBuilder, env: &Env, k: Turn, i: i64, s: Step) -> Vec<Value> {
-    let q = env.lanes as i64;
-    (0..q)
-        .map(|l| load(b, env.adj, k, i * q + l, (s.0 * q, s.1 * q)))
+    let (q, t) = (env.lanes as i64, ty(env));
+    (0..width(env) as i64)
+        .map(|v| load_as(b, t, env.adj, k, i * q + 2 * v, (s.0 * q, s.1 * q)))
         .collect()
 }
 
-/// Stores the lanes `v` of adjoint `i + k · step`.
+/// Stores the values `v` of adjoint `i + k · step`.
 fn store_adj(b: &mut FunctionBuilder, env: &Env, v: &[Value], k: Turn, i: i64, s: Step) {
     let q = env.lanes as i64;
-    for (l, &v) in (0..q).zip(v) {
-        store(b, v, env.adj, k, i * q + l, (s.0 * q, s.1 * q));
+    for (l, &v) in (0..).zip(v) {
+        store(b, v, env.adj, k, i * q + 2 * l, (s.0 * q, s.1 * q));
     }
 }
 
@@ -43,8 +67,9 @@ fn add_lanes(b: &mut FunctionBuilder, x: &[Value], y: &[Value]) -> Vec<Value> {
 
 /// The sweep of region `r` (in turn `outer` of the loop around it, if any).
 pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
-    // (Not within a loop of loops: a cell's class would have to hold in every outer turn.)
-    let cells = (r.turns > 1 && r.outer.is_none())
+    // (Not within a loop of loops: a cell's class would have to hold in every outer turn. Not
+    // in a vector sweep: `lanes` registers per cell would spill.)
+    let cells = (r.turns > 1 && r.outer.is_none() && env.lanes == 1)
         .then(|| Cells::of(env.nodes, env.n, r))
         .flatten();
     let straight = Turn { k: None, outer };
@@ -82,7 +107,7 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Opt
                 )
             });
             // Out of the last turn (k = 0), each carried cell's sum.
-            for (&i, v) in c.carried.iter().zip(out.chunks(env.lanes)) {
+            for (&i, v) in c.carried.iter().zip(out.chunks(width(env))) {
                 store_adj(b, env, v, straight, c.first[i], (0, 0));
             }
         }
@@ -102,7 +127,7 @@ fn reverse_turn(
     carried: &[Value],
     seed: Option<(usize, Value)>,
 ) -> Vec<Value> {
-    let lanes = env.lanes;
+    let (lanes, width) = (env.lanes, width(env));
     let carry =
         (0..r.period).all(|j| !matches!(env.nodes[r.start + j].reverse, Reverse::Call { .. }));
     let weights = match env.mode {
@@ -120,6 +145,7 @@ fn reverse_turn(
     }
     let zero = b.ins().f64const(0.0);
     let nothing = b.ins().f64const(-0.0);
+    let (zeros, nothings) = (splat(b, env, zero), splat(b, env, nothing));
     // Per class of cells, its sum in this turn so far.
     let classes = cells.map_or(0, |c| c.step.len());
     let mut sums: Vec<Option<Vec<Value>>> = vec![None; classes];
@@ -129,7 +155,7 @@ fn reverse_turn(
         let c = cells.expect("cells");
         c.prev[i].map(|p| {
             let at = c.carried.iter().position(|&q| q == p).expect("carried");
-            carried[at * lanes..(at + 1) * lanes].to_vec()
+            carried[at * width..(at + 1) * width].to_vec()
         })
     };
     for j in (0..r.period).rev() {
@@ -149,6 +175,50 @@ fn reverse_turn(
             // No term reached this node: its adjoint is +0, whose terms add nothing.
             None => continue,
         };
+        // Where every lane of the adjoint is zero, the node's terms add nothing: skipped, as
+        // the interpreter skips them (a Jacobian's sweep seeds a few outputs, and the nodes
+        // outside their cones stay zero). The sums in registers its terms add to pass to the
+        // join, in both branches.
+        let skip = matches!(env.mode, Mode::Full).then(|| {
+            let slots = slots(env, r, j, carry, cells);
+            for &(slot, i, s) in &slots {
+                let (held, from) = match slot {
+                    Slot::Acc(t) => (&mut acc[t], None),
+                    Slot::Sum(class) => (&mut sums[class], Some(class)),
+                };
+                if held.is_none() {
+                    let v = match from.and_then(carried_into) {
+                        Some(v) => v,
+                        None => load_adj(b, env, k, i, s),
+                    };
+                    *held = Some(v);
+                }
+            }
+            let live = held(&slots, &acc, &sums);
+            let (work, join) = (b.create_block(), b.create_block());
+            for &v in &live {
+                b.append_block_param(join, b.func.dfg.value_type(v));
+            }
+            // (A NaN is not zero: `NotEqual` is true for it.)
+            let nonzero = |b: &mut FunctionBuilder, v: Value| {
+                let ne = b.ins().fcmp(FloatCC::NotEqual, v, zeros);
+                if lanes == 1 {
+                    ne
+                } else {
+                    b.ins().vany_true(ne)
+                }
+            };
+            let mut any = nonzero(b, a[0]);
+            for &v in &a[1..] {
+                let more = nonzero(b, v);
+                any = b.ins().bor(any, more);
+            }
+            let args: Vec<BlockArg> = live.iter().map(|&v| v.into()).collect();
+            b.ins().brif(any, work, &[], join, &args);
+            b.switch_to_block(work);
+            b.seal_block(work);
+            (slots, join)
+        });
         let mut add = |b: &mut FunctionBuilder, x: usize, term: &[Value]| {
             let (i, s) = at(x);
             match r.points(env.nodes, j, x, env.n) {
@@ -157,7 +227,7 @@ fn reverse_turn(
                         Some(sum) => sum,
                         None if outside(t) => load_adj(b, env, k, i, s),
                         // The first term, added to +0 as the plain sweep adds it.
-                        None => vec![zero; lanes],
+                        None => vec![zeros; width],
                     };
                     acc[t] = Some(add_lanes(b, &sum, term));
                 }
@@ -189,9 +259,10 @@ fn reverse_turn(
                         Some(w) => w,
                         None => load(b, env.partials, k, lo + e as i64, dlo),
                     };
+                    let w = splat(b, env, w);
                     let term: Vec<Value> = a
                         .iter()
-                        .map(|&a| structural(b, w, a, zero, nothing))
+                        .map(|&a| structural(b, w, a, zeros, nothings))
                         .collect();
                     add(b, PARENT + e, &term);
                 }
@@ -226,13 +297,30 @@ fn reverse_turn(
                 }
             }
         }
+        if let Some((slots, join)) = skip {
+            let live: Vec<BlockArg> = held(&slots, &acc, &sums)
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            b.ins().jump(join, &live);
+            b.switch_to_block(join);
+            b.seal_block(join);
+            let mut params = b.block_params(join).to_vec().into_iter();
+            for &(slot, ..) in &slots {
+                let held = match slot {
+                    Slot::Acc(t) => &mut acc[t],
+                    Slot::Sum(class) => &mut sums[class],
+                };
+                *held = Some(params.by_ref().take(width).collect());
+            }
+        }
     }
     // Each class's cell: carried into the next turn where its successor continues it, else
     // stored (if this turn added to it, or carried a sum into it).
     let Some(c) = cells else {
         return Vec::new();
     };
-    let mut out = Vec::with_capacity(c.carried.len() * lanes);
+    let mut out = Vec::with_capacity(c.carried.len() * width);
     let mut finals: Vec<Option<Vec<Value>>> = vec![None; classes];
     for i in 0..classes {
         finals[i] = sums[i].take().or_else(|| carried_into(i));
@@ -251,15 +339,73 @@ fn reverse_turn(
     out
 }
 
+/// A sum a turn holds in registers: of a body node's adjoint, or of a class of cells.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Acc(usize),
+    Sum(usize),
+}
+
+/// The sums in registers that body node `j`'s terms add to, each once, with the index of its
+/// adjoint (as `reverse_turn`'s `add` finds them).
+fn slots(
+    env: &Env,
+    r: &Region,
+    j: usize,
+    carry: bool,
+    cells: Option<&Cells>,
+) -> Vec<(Slot, i64, Step)> {
+    let nd = &env.nodes[r.start + j];
+    let mut out: Vec<(Slot, i64, Step)> = Vec::new();
+    for x in nd.parents() {
+        let slot = match r.points(env.nodes, j, x, env.n) {
+            Some(Points::Turn(t)) if carry => Slot::Acc(t),
+            _ => match cells.and_then(|c| c.of.get(&(j, x))) {
+                Some(&class) => Slot::Sum(class),
+                None => continue,
+            },
+        };
+        if out.iter().all(|o| o.0 != slot) {
+            out.push((slot, nd.at(x), (r.step[j][x], r.outer_step(j, x))));
+        }
+    }
+    out
+}
+
+/// The values of `slots`, lane by lane.
+fn held(
+    slots: &[(Slot, i64, Step)],
+    acc: &[Option<Vec<Value>>],
+    sums: &[Option<Vec<Value>>],
+) -> Vec<Value> {
+    slots
+        .iter()
+        .flat_map(|&(slot, ..)| {
+            match slot {
+                Slot::Acc(t) => &acc[t],
+                Slot::Sum(class) => &sums[class],
+            }
+            .clone()
+            .expect("held before the branch")
+        })
+        .collect()
+}
+
 /// The term `w · ā` of a weighted edge, or `−0` (nothing) where `w` or `ā` is zero: the
 /// structural zero of the rule table, so that `0 · ∞` adds nothing. Where the product is not
 /// NaN, a zero factor makes it `±0`, which adds nothing to an adjoint either (never `−0`): so
-/// only a NaN product is tested, on a cold path.
+/// only a NaN product is tested, on a cold path. Lane by lane for vectors of two lanes.
 fn structural(b: &mut FunctionBuilder, w: Value, a: Value, zero: Value, nothing: Value) -> Value {
+    let t = b.func.dfg.value_type(a);
     let x = b.ins().fmul(w, a);
     let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let nan = if t.is_vector() {
+        b.ins().vany_true(nan)
+    } else {
+        nan
+    };
     let (cold, join) = (b.create_block(), b.create_block());
-    b.append_block_param(join, types::F64);
+    b.append_block_param(join, t);
     b.set_cold_block(cold);
     b.ins().brif(nan, cold, &[], join, &[x.into()]);
     b.switch_to_block(cold);
@@ -267,7 +413,17 @@ fn structural(b: &mut FunctionBuilder, w: Value, a: Value, zero: Value, nothing:
     let w_zero = b.ins().fcmp(FloatCC::Equal, w, zero);
     let a_zero = b.ins().fcmp(FloatCC::Equal, a, zero);
     let zero_factor = b.ins().bor(w_zero, a_zero);
-    let term = b.ins().select(zero_factor, nothing, x);
+    let term = if t.is_vector() {
+        // The lanes' masks as the lanes' bits.
+        let mask = b.ins().bitcast(
+            t,
+            MemFlagsData::new().with_endianness(Endianness::Little),
+            zero_factor,
+        );
+        b.ins().bitselect(mask, nothing, x)
+    } else {
+        b.ins().select(zero_factor, nothing, x)
+    };
     b.ins().jump(join, &[term.into()]);
     b.switch_to_block(join);
     b.seal_block(join);

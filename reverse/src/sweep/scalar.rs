@@ -6,7 +6,7 @@
 use super::kernel::{generic, lanes, scalar_f64};
 use super::schedule::{self, Schedule};
 use crate::storage::TapeData;
-use crate::storage::program::{Native, NativeLanes};
+use crate::storage::program::{LaneMachine, Machine, Native, NativeLanes};
 use core::any::Any;
 use shared_ops::Op;
 
@@ -37,18 +37,35 @@ pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut Vec<T>) {
 #[allow(clippy::ptr_arg)]
 pub(crate) fn vector<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut Vec<[T; Q]>) {
     let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
+    // One lane is the scalar sweep's code.
     let code = plain.and_then(|d| {
-        let NativeLanes(all) = d.program.as_ref()?.derived.get()?;
-        Some((d, all.iter().find(|m| m.lanes() == Q)?))
+        let derived = &d.program.as_ref()?.derived;
+        if Q == 1 {
+            let Native(m) = derived.get()?;
+            return Some((d, Code::Scalar(&**m)));
+        }
+        let NativeLanes(all) = derived.get()?;
+        Some((d, Code::Lanes(&**all.iter().find(|m| m.lanes() == Q)?)))
     });
     match (code, (adj as &mut dyn Any).downcast_mut::<Vec<[f64; Q]>>()) {
         (Some((d, m)), Some(adj)) => {
             // As the scalar sweep's code: every node, those after the seeds at zero.
             let end = adj.len();
             adj.resize(d.len(), [0.0; Q]);
-            m.reverse(d.partials(), d.parents(), d.units(), adj.as_flattened_mut());
+            let (partials, parents, units) = (d.partials(), d.parents(), d.units());
+            let flat = adj.as_flattened_mut();
+            match m {
+                Code::Scalar(m) => m.reverse(partials, parents, units, flat),
+                Code::Lanes(m) => m.reverse(partials, parents, units, flat),
+            }
             adj.truncate(end);
         }
         _ => lanes(d, adj),
     }
+}
+
+/// The machine code of a vector sweep.
+enum Code<'a> {
+    Scalar(&'a dyn Machine),
+    Lanes(&'a dyn LaneMachine),
 }

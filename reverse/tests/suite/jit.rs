@@ -38,12 +38,13 @@ fn state(rec: &Recording, vs: &[Var], outputs: &[Var]) -> Vec<Vec<u64>> {
         .map(|(&y, s)| (y, s))
         .collect();
     out.push(bits(rec.sweep(&all).as_slice().iter().copied()));
-    // A vector sweep of three lanes: the first two outputs alone, then all of them weighted.
-    let lanes: Vec<(Var, [f64; 3])> = outputs
+    // A vector sweep of four lanes: the first two outputs alone, then all of them weighted,
+    // and none (a vector of two lanes half zero).
+    let lanes: Vec<(Var, [f64; 4])> = outputs
         .iter()
         .enumerate()
         .map(|(i, &y)| {
-            let mut s = [0.0; 3];
+            let mut s = [0.0; 4];
             if i < 2 {
                 s[i] = 1.0;
             }
@@ -71,7 +72,7 @@ fn compiled_agrees(
         .compile()
         .expect("a replayable recording of f64 compiles");
     compiled
-        .compile_lanes(3)
+        .compile_lanes(4)
         .expect("a compiled recording's vector sweep compiles");
     let (outs, outs2) = (&vs[vs.len() - outputs..], &vs2[vs2.len() - outputs..]);
     // The gradient of the last output by its own code, against the interpreter's.
@@ -490,7 +491,7 @@ fn compile_refuses_what_it_cannot_compile() {
     assert!(err.to_string().contains("only recordings of f64"), "{err}");
 }
 
-/// The vector sweeps of the lane counts a Jacobian runs (2, 4, 8) equal the interpreter's, on
+/// The vector sweeps of the lane counts a Jacobian runs (1, 2, 4, 8) equal the interpreter's, on
 /// Rosenbrock's loop (whose cells carry adjoints from turn to turn) with a sum of many edges
 /// (swept by a call); compiling the same lanes again makes nothing; other counts are refused;
 /// forgetting the code forgets the lanes too.
@@ -537,6 +538,11 @@ fn compiled_vector_sweeps_equal_the_interpreter() {
     for p in [&x, &new] {
         interpreted.reevaluate(p).unwrap();
         compiled.reevaluate(p).unwrap();
+        // (One lane runs the scalar sweep's code.)
+        assert_eq!(
+            lanes::<1>(&interpreted, &xs, &vs),
+            lanes::<1>(&compiled, &xs2, &vs2)
+        );
         assert_eq!(
             lanes::<2>(&interpreted, &xs, &vs),
             lanes::<2>(&compiled, &xs2, &vs2)
@@ -556,7 +562,7 @@ fn compiled_vector_sweeps_equal_the_interpreter() {
             assert_eq!(adj.wrt(v)[1].to_bits(), one.wrt(v).to_bits());
         }
     }
-    for q in [0, 1, 9] {
+    for q in [0, 1, 3, 9, 10] {
         let err = compiled.compile_lanes(q).unwrap_err();
         assert_eq!(err, reverse::jit::CompileError::Lanes(q));
         assert!(err.to_string().contains(&format!("{q} lanes")), "{err}");
