@@ -156,6 +156,11 @@ pub(super) fn build(
             let id = b
                 .function(|fb, frame, calls| {
                     let [values, partials, adj] = Env::load_pointers(fb, frame);
+                    // The sweep of any seeds starts at the nest of the last one.
+                    let end = (backwards && y.is_none()).then(|| {
+                        use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64};
+                        fb.ins().load(I64, MemFlagsData::trusted(), frame, ir::END)
+                    });
                     let env = Env {
                         nodes: &nodes,
                         n,
@@ -169,12 +174,13 @@ pub(super) fn build(
                         rule: &rule,
                         mode,
                         lanes,
+                        end,
                     };
                     let live =
                         |nest: &&shape::Nest| !nest.regions.iter().all(|r| inputs_only(&nodes, r));
                     if backwards {
                         for nest in part.iter().rev().filter(live) {
-                            emit::nest(fb, &env, nest, true);
+                            emit::before_end(fb, &env, nest, |fb| emit::nest(fb, &env, nest, true));
                         }
                     } else {
                         for nest in part.iter().filter(live) {

@@ -14,6 +14,7 @@ use super::machine::{NO_PARTIALS, RUNS};
 use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 
@@ -36,6 +37,9 @@ pub(super) struct Env<'a> {
     pub mode: Mode<'a>,
     /// Adjoints per node: 1, or the lanes of a vector sweep (of [`Mode::Full`] only).
     pub lanes: usize,
+    /// In the sweep of any seeds, one past the last node whose adjoint may be non-zero (the
+    /// frame's `end`): the code skips the nests and turns after it.
+    pub end: Option<Value>,
 }
 
 impl Env<'_> {
@@ -102,6 +106,29 @@ pub(super) fn nest(b: &mut FunctionBuilder, env: &Env, nest: &super::shape::Nest
             Vec::new()
         });
     }
+}
+
+/// `emit`'s code of `nest`, run only where the nest starts before the environment's `end`
+/// (always, without one).
+pub(super) fn before_end(
+    b: &mut FunctionBuilder,
+    env: &Env,
+    nest: &super::shape::Nest,
+    emit: impl FnOnce(&mut FunctionBuilder),
+) {
+    let Some(end) = env.end else {
+        return emit(b);
+    };
+    let first = nest.regions.first().map_or(0, |r| r.start) as i64;
+    let (body, next) = (b.create_block(), b.create_block());
+    let go = b.ins().icmp_imm_s(IntCC::SignedGreaterThan, end, first);
+    b.ins().brif(go, body, &[], next, &[]);
+    b.switch_to_block(body);
+    b.seal_block(body);
+    emit(b);
+    b.ins().jump(next, &[]);
+    b.switch_to_block(next);
+    b.seal_block(next);
 }
 
 /// The forward pass of region `r` (in turn `outer` of the loop around it, if any).

@@ -13,6 +13,8 @@ pub(super) const ADJOINTS: i32 = 16;
 /// The recorded outcomes of the guards, and the flag the guards' code sets where one failed.
 pub(super) const OUTCOMES: i32 = 24;
 pub(super) const FAILED: i32 = 32;
+/// One past the last node whose adjoint a sweep may find non-zero (those after it are zero).
+pub(super) const END: i32 = 40;
 
 /// The turn counters of the code being emitted: of its loop (none in straight code), and of
 /// the loop around it where loops are nested.
@@ -99,6 +101,19 @@ pub(super) fn turns(
     count: usize,
     backwards: bool,
     init: &[Value],
+    body: impl FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value>,
+) -> Vec<Value> {
+    turns_from(b, count, backwards, None, init, body)
+}
+
+/// [`turns`], backwards from turn `first` (a value at most `count − 1`; a negative one runs
+/// no turn) instead of the last.
+pub(super) fn turns_from(
+    b: &mut FunctionBuilder,
+    count: usize,
+    backwards: bool,
+    first: Option<Value>,
+    init: &[Value],
     mut body: impl FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value>,
 ) -> Vec<Value> {
     let (header, inside, exit) = (b.create_block(), b.create_block(), b.create_block());
@@ -106,9 +121,10 @@ pub(super) fn turns(
     for &v in init {
         b.append_block_param(header, b.func.dfg.value_type(v));
     }
-    let first = b
-        .ins()
-        .iconst(types::I64, if backwards { count as i64 - 1 } else { 0 });
+    let first = first.unwrap_or_else(|| {
+        b.ins()
+            .iconst(types::I64, if backwards { count as i64 - 1 } else { 0 })
+    });
     let args: Vec<BlockArg> = core::iter::once(first)
         .chain(init.iter().copied())
         .map(Into::into)

@@ -36,6 +36,8 @@ pub(super) struct Frame<'a> {
     /// that differs.
     outcomes: *const u64,
     failed: Cell<u64>,
+    /// One past the last node whose adjoint may be non-zero at the sweep's start.
+    end: u64,
     values_len: usize,
     partials_len: usize,
     adj_len: usize,
@@ -54,13 +56,14 @@ pub(super) struct Frame<'a> {
 
 // The offsets the code reads and writes the frame at.
 const _: () = {
-    use super::ir::{ADJOINTS, FAILED, OUTCOMES, PARTIALS, VALUES};
+    use super::ir::{ADJOINTS, END, FAILED, OUTCOMES, PARTIALS, VALUES};
     use core::mem::offset_of;
     assert!(offset_of!(Frame<'_>, values) == VALUES as usize);
     assert!(offset_of!(Frame<'_>, partials) == PARTIALS as usize);
     assert!(offset_of!(Frame<'_>, adj) == ADJOINTS as usize);
     assert!(offset_of!(Frame<'_>, outcomes) == OUTCOMES as usize);
     assert!(offset_of!(Frame<'_>, failed) == FAILED as usize);
+    assert!(offset_of!(Frame<'_>, end) == END as usize);
 };
 
 /// A compiled function: `f(frame)`.
@@ -446,6 +449,7 @@ impl<'a> Frame<'a> {
             adj: core::ptr::null_mut(),
             outcomes: core::ptr::null(),
             failed: Cell::new(0),
+            end: lens.nodes as u64,
             values_len: 0,
             partials_len: 0,
             adj_len: 0,
@@ -574,7 +578,14 @@ impl Machine for Code {
         self.run(&self.forward, &frame);
     }
 
-    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]) {
+    fn reverse(
+        &self,
+        partials: &[f64],
+        parents: &[u32],
+        units: &[u32],
+        adj: &mut [f64],
+        end: usize,
+    ) {
         let l = &self.lens;
         assert!(
             (partials.len(), parents.len(), units.len(), adj.len())
@@ -582,6 +593,7 @@ impl Machine for Code {
             "machine code run with another recording's arrays"
         );
         let frame = Frame {
+            end: end.min(l.nodes) as u64,
             // Read only by the sweep's code and calls.
             partials: partials.as_ptr().cast_mut(),
             adj: adj.as_mut_ptr(),
@@ -634,8 +646,15 @@ impl LaneMachine for Lanes {
         self.0.lens.lanes
     }
 
-    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]) {
-        Machine::reverse(&self.0, partials, parents, units, adj);
+    fn reverse(
+        &self,
+        partials: &[f64],
+        parents: &[u32],
+        units: &[u32],
+        adj: &mut [f64],
+        end: usize,
+    ) {
+        Machine::reverse(&self.0, partials, parents, units, adj, end);
     }
 
     fn kept_bytes(&self) -> usize {

@@ -11,7 +11,7 @@
 
 use super::cells::Cells;
 use super::emit::{Env, Mode, any_turn, pairs, turn_values};
-use super::ir::{Turn, index, load, load_as, store, turns};
+use super::ir::{Turn, index, load, load_as, store, turns, turns_from};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
 use super::shape::{A, Index, LO, Node, PARENT, Points, Region, Reverse};
 use cranelift_codegen::ir::condcodes::FloatCC;
@@ -83,7 +83,15 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Opt
             reverse_turn(b, env, r, straight, None, &[], None);
         }
         None => {
-            turns(b, r.turns, true, &[], |b, k, _| {
+            // From the turn of node `end − 1` (turns after it hold zero adjoints), where the
+            // loop is not in a loop.
+            let first = env.end.filter(|_| outer.is_none()).map(|end| {
+                let t = b.ins().iadd_imm_s(end, -(r.start as i64) - 1);
+                let k = b.ins().sdiv_imm_s(t, r.period as i64);
+                let last = b.ins().iconst(types::I64, r.turns as i64 - 1);
+                b.ins().smin(k, last)
+            });
+            turns_from(b, r.turns, true, first, &[], |b, k, _| {
                 reverse_turn(b, env, r, Turn { k: Some(k), outer }, None, &[], seed)
             });
         }

@@ -211,8 +211,17 @@ pub(crate) trait Machine: Send + Sync + 'static {
         forms: &[Form],
         rules: &[Rule<f64>],
     );
-    /// The adjoint sweep of every node: `adj`, one per node, holds the seeds (none `−0`).
-    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]);
+    /// The adjoint sweep of every node: `adj`, one per node, holds the seeds (none `−0`), all
+    /// of them before node `end` (the code may skip the nodes from `end` on, whose adjoints
+    /// are zero).
+    fn reverse(
+        &self,
+        partials: &[f64],
+        parents: &[u32],
+        units: &[u32],
+        adj: &mut [f64],
+        end: usize,
+    );
     /// Whether every guard the code checks holds at `values` (after [`forward`](Self::forward)).
     fn guards_hold(&self, values: &[f64]) -> bool;
     /// The guards the code does not check (their indices): the caller checks them.
@@ -240,8 +249,15 @@ pub(crate) trait LaneMachine: Send + Sync + 'static {
     /// The adjoints per node.
     fn lanes(&self) -> usize;
     /// The sweep of every node: `adj` holds [`lanes`](Self::lanes) adjoints per node, node by
-    /// node, with the seeds (none `−0`).
-    fn reverse(&self, partials: &[f64], parents: &[u32], units: &[u32], adj: &mut [f64]);
+    /// node, with the seeds (none `−0`), as [`Machine::reverse`].
+    fn reverse(
+        &self,
+        partials: &[f64],
+        parents: &[u32],
+        units: &[u32],
+        adj: &mut [f64],
+        end: usize,
+    );
     /// Bytes kept.
     fn kept_bytes(&self) -> usize;
 }

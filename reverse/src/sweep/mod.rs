@@ -93,6 +93,9 @@ impl<T: Op> Adjoints<T> {
 pub struct AdjointsVec<T, const Q: usize> {
     tape: u64,
     adj: Vec<[T; Q]>,
+    /// The nodes the last sweep reached: the adjoints from it on are zero. (A compiled sweep
+    /// keeps one per node of the recording, so that the next sweep zeroes only these.)
+    live: usize,
 }
 
 impl<T, const Q: usize> Default for AdjointsVec<T, Q> {
@@ -100,6 +103,7 @@ impl<T, const Q: usize> Default for AdjointsVec<T, Q> {
         AdjointsVec {
             tape: 0,
             adj: Vec::new(),
+            live: 0,
         }
     }
 }
@@ -234,9 +238,18 @@ macro_rules! sweep_methods {
                 out: &mut AdjointsVec<T, Q>,
             ) {
                 let end = seed_end(self.id(), seeds.iter().map(|s| s.0));
-                out.tape = self.id();
-                out.adj.clear();
-                out.adj.resize(end, [T::zero(); Q]);
+                // Zeroes what the last sweep of this recording reached, and up to `end`.
+                let reached = if out.tape == self.id() {
+                    out.live
+                } else {
+                    out.adj.len()
+                };
+                let stale = reached.max(end).min(out.adj.len());
+                out.adj[..stale].fill([T::zero(); Q]);
+                if out.adj.len() < end {
+                    out.adj.resize(end, [T::zero(); Q]);
+                }
+                (out.tape, out.live) = (self.id(), end);
                 for &(v, s) in seeds {
                     if !v.is_constant() {
                         let a = &mut out.adj[v.index() as usize];
@@ -245,7 +258,7 @@ macro_rules! sweep_methods {
                         }
                     }
                 }
-                self.with_data(|d| scalar::vector(d, &mut out.adj));
+                self.with_data(|d| scalar::vector(d, &mut out.adj, end));
             }
         }
     };

@@ -19,10 +19,11 @@ pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut Vec<T>) {
         (Some(d), Some(adj))
             if let Some(Native(m)) = d.program.as_ref().and_then(|p| p.derived.get()) =>
         {
-            // Machine code sweeps every node: those after the seeds add nothing (zeros).
+            // Machine code sweeps from the nest of the last seed: the nodes after the seeds
+            // add nothing (zeros).
             let end = adj.len();
             adj.resize(d.len(), 0.0);
-            m.reverse(d.partials(), d.parents(), d.units(), adj);
+            m.reverse(d.partials(), d.parents(), d.units(), adj, end);
             adj.truncate(end);
         }
         (Some(d), Some(adj)) => match d.program.as_ref().and_then(|p| p.derived.get()) {
@@ -33,9 +34,11 @@ pub(crate) fn scalar<T: Op>(d: &TapeData<T>, adj: &mut Vec<T>) {
     }
 }
 
-/// Sweeps the nodes before `adj.len()` with `Q` adjoints each, which hold the seeds.
+/// Sweeps the nodes before `end` with `Q` adjoints each, which hold the seeds; those from
+/// `end` to `adj.len()` are zero. Compiled code keeps `adj` one per node of the recording
+/// (a `Vec`, to grow it).
 #[allow(clippy::ptr_arg)]
-pub(crate) fn vector<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut Vec<[T; Q]>) {
+pub(crate) fn vector<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut Vec<[T; Q]>, end: usize) {
     let plain = (d as &dyn Any).downcast_ref::<TapeData<f64>>();
     // One lane is the scalar sweep's code.
     let code = plain.and_then(|d| {
@@ -49,18 +52,17 @@ pub(crate) fn vector<T: Op, const Q: usize>(d: &TapeData<T>, adj: &mut Vec<[T; Q
     });
     match (code, (adj as &mut dyn Any).downcast_mut::<Vec<[f64; Q]>>()) {
         (Some((d, m)), Some(adj)) => {
-            // As the scalar sweep's code: every node, those after the seeds at zero.
-            let end = adj.len();
+            // Zeros after `end`, made once: the next sweep of this buffer zeroes only what
+            // this one reached.
             adj.resize(d.len(), [0.0; Q]);
             let (partials, parents, units) = (d.partials(), d.parents(), d.units());
             let flat = adj.as_flattened_mut();
             match m {
-                Code::Scalar(m) => m.reverse(partials, parents, units, flat),
-                Code::Lanes(m) => m.reverse(partials, parents, units, flat),
+                Code::Scalar(m) => m.reverse(partials, parents, units, flat, end),
+                Code::Lanes(m) => m.reverse(partials, parents, units, flat, end),
             }
-            adj.truncate(end);
         }
-        _ => lanes(d, adj),
+        _ => lanes(d, &mut adj[..end]),
     }
 }
 

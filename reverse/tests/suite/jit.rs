@@ -555,6 +555,25 @@ fn compiled_vector_sweeps_equal_the_interpreter() {
             lanes::<8>(&interpreted, &xs, &vs),
             lanes::<8>(&compiled, &xs2, &vs2)
         );
+        // Seeds in the middle of the loop (the sweep starts at their turn), in each lane.
+        let early: Vec<(Var, [f64; 2])> = vec![(vs2[7], [1.0, 0.0]), (vs2[10], [0.0, -2.0])];
+        let early1 = [(vs[7], [1.0, 0.0]), (vs[10], [0.0, -2.0])];
+        let (got, want) = (compiled.sweep_vec(&early), interpreted.sweep_vec(&early1));
+        for (&v, &v1) in xs2.iter().chain(&vs2).zip(xs.iter().chain(&vs)) {
+            assert_eq!(bits(got.wrt(v)), bits(want.wrt(v1)));
+        }
+        // A buffer kept from a sweep that reached further: zeroed where it must be.
+        let mut kept = reverse::AdjointsVec::default();
+        compiled.sweep_vec_into(&seeds::<2>(&vs2), &mut kept);
+        compiled.sweep_vec_into(&early, &mut kept);
+        for (&v, &v1) in xs2.iter().chain(&vs2).zip(xs.iter().chain(&vs)) {
+            assert_eq!(bits(kept.wrt(v)), bits(want.wrt(v1)));
+        }
+        let one = compiled.sweep(&[(vs2[10], 1.5)]);
+        let one1 = interpreted.sweep(&[(vs[10], 1.5)]);
+        for (&v, &v1) in xs2.iter().chain(&vs2).zip(xs.iter().chain(&vs)) {
+            assert_eq!(one.wrt(v).to_bits(), one1.wrt(v1).to_bits());
+        }
         // Each lane is the scalar sweep of its seeds: lane 1 seeds output 3 by 2 and the sum.
         let adj = compiled.sweep_vec::<2>(&seeds::<2>(&vs2));
         let one = compiled.sweep(&[(vs2[3], 2.0), (vs2[vs2.len() - 1], 0.5)]);
