@@ -171,6 +171,7 @@ pub(super) fn build(
                         eval: calls.eval,
                         sweep: calls.sweep,
                         sweep_lanes: calls.sweep_lanes,
+                        unary: &calls.unary,
                         rule: &rule,
                         mode,
                         lanes,

@@ -14,6 +14,7 @@ use super::machine::{NO_PARTIALS, RUNS};
 use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
+use crate::storage::program::Form;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
@@ -32,6 +33,8 @@ pub(super) struct Env<'a> {
     pub eval: FuncRef,
     pub sweep: FuncRef,
     pub sweep_lanes: FuncRef,
+    /// `f(x) → (value, derivative)` of the built-in one-argument rules, called directly.
+    pub unary: &'a [(OpCode, FuncRef)],
     /// The index of each rule evaluated by a call, in the table the call reads.
     pub rule: &'a dyn Fn(Forward) -> i64,
     pub mode: Mode<'a>,
@@ -232,6 +235,14 @@ pub(super) fn turn_values(
                 _ => load(b, env.values, k, i, s),
             }
         };
+        let direct = match nd.forward {
+            Forward::Call {
+                op,
+                form: Form::First,
+                ..
+            } => env.unary.iter().find(|u| u.0 == op).map(|u| u.1),
+            _ => None,
+        };
         let value = match nd.forward {
             // (A folded sum's value is stored by its loop.)
             Forward::Input | Forward::Folded => continue,
@@ -255,6 +266,19 @@ pub(super) fn turn_values(
                 v
             }
             Forward::Call { .. } if again => load(b, env.values, k, p, q),
+            // A built-in one-argument rule with its edge: its function, called directly (no
+            // frame, no dispatch), with the operand in a register.
+            Forward::Call { .. } if direct.is_some() => {
+                let f = direct.expect("tested");
+                let x = operand(b, A);
+                let call = b.ins().call(f, &[x]);
+                let &[v, d] = b.inst_results(call) else {
+                    unreachable!("a value and a derivative")
+                };
+                let (e, de) = at(E);
+                store(b, d, env.partials, k, e, de);
+                v
+            }
             Forward::Call { .. } => {
                 let rule = b.ins().iconst(types::I64, (env.rule)(nd.forward));
                 let mut args = [A, B, E].map(|x| index(b, k, at(x).0, at(x).1));

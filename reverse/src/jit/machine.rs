@@ -10,7 +10,7 @@
 use super::guards::Kept;
 use super::shape::Forward;
 use crate::storage::NEG;
-use crate::storage::op_code::{OpCode, binary, unary};
+use crate::storage::op_code::{OpCode, UNARY, binary, unary, unary_c};
 use crate::storage::program::{Form, LaneMachine, Machine, Rule, RuleFn};
 use crate::storage::program::{dot, dot_value, fused, sum, write};
 use crate::sweep::kernel::structural;
@@ -268,6 +268,8 @@ pub(super) struct Builder {
     fbc: FunctionBuilderContext,
     signature: Signature,
     calls: [FuncId; 3],
+    /// The built-in one-argument rules, called directly.
+    unary: Vec<(OpCode, FuncId)>,
     bytes: usize,
 }
 
@@ -276,6 +278,8 @@ pub(super) struct Calls {
     pub eval: FuncRef,
     pub sweep: FuncRef,
     pub sweep_lanes: FuncRef,
+    /// `f(x) → (value, derivative)` of each built-in one-argument rule but `powi`.
+    pub unary: Vec<(OpCode, FuncRef)>,
 }
 
 impl Builder {
@@ -304,6 +308,15 @@ impl Builder {
         jit.symbol("wengert_eval", eval as *const u8);
         jit.symbol("wengert_sweep", sweep as *const u8);
         jit.symbol("wengert_sweep_lanes", sweep_lanes as *const u8);
+        let rules: Vec<(OpCode, String)> = UNARY
+            .iter()
+            .filter_map(|&op| {
+                let f = unary_c(op)?;
+                let name = format!("wengert_{}", op.name());
+                jit.symbol(name.clone(), f as *const u8);
+                Some((op, name))
+            })
+            .collect();
         let mut module = JITModule::new(jit);
         let word = types::I64;
         let mut signature = module.make_signature();
@@ -323,12 +336,21 @@ impl Builder {
         let eval = declare(&mut module, "wengert_eval", &s_eval)?;
         let sweep = declare(&mut module, "wengert_sweep", &s_sweep)?;
         let lanes = declare(&mut module, "wengert_sweep_lanes", &s_lanes)?;
+        // (x) → (value, derivative): the C convention's two registers of a `Pair`.
+        let mut s_unary = module.make_signature();
+        s_unary.params.push(AbiParam::new(types::F64));
+        s_unary.returns.extend([AbiParam::new(types::F64); 2]);
+        let unary = rules
+            .iter()
+            .map(|(op, name)| Ok((*op, declare(&mut module, name, &s_unary)?)))
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(Builder {
             ctx: module.make_context(),
             module,
             fbc: FunctionBuilderContext::new(),
             signature,
             calls: [eval, sweep, lanes],
+            unary,
             bytes: 0,
         })
     }
@@ -354,10 +376,16 @@ impl Builder {
             let [eval, sweep, sweep_lanes] = self
                 .calls
                 .map(|id| self.module.declare_func_in_func(id, b.func));
+            let unary = self
+                .unary
+                .iter()
+                .map(|&(op, id)| (op, self.module.declare_func_in_func(id, b.func)))
+                .collect();
             let calls = Calls {
                 eval,
                 sweep,
                 sweep_lanes,
+                unary,
             };
             emit(&mut b, frame, calls);
             b.ins().return_(&[]);

@@ -83,7 +83,36 @@ macro_rules! op_codes {
                 _ => unreachable!("{} is not a two-argument rule", op.name()),
             }
         }
+
+        /// The built-in one-argument rules but `powi` (which has a parameter).
+        #[cfg(feature = "jit")]
+        pub(crate) const UNARY: &[OpCode] = &[$(OpCode::$u),*];
+
+        /// The built-in one-argument rule of `op` on `f64` as a function that compiled code
+        /// calls: [`unary`]'s value and derivative, for any of [`UNARY`].
+        #[cfg(feature = "jit")]
+        pub(crate) fn unary_c(op: OpCode) -> Option<extern "C" fn(f64) -> Pair> {
+            match op {
+                $(OpCode::$u => {
+                    extern "C" fn f(x: f64) -> Pair {
+                        let (value, derivative) = $u.eval(x);
+                        Pair { value, derivative }
+                    }
+                    Some(f)
+                })*
+                _ => None,
+            }
+        }
     };
+}
+
+/// A value and its derivative, as the C convention returns two numbers (in two registers on
+/// the processors Cranelift compiles for).
+#[cfg(feature = "jit")]
+#[repr(C)]
+pub(crate) struct Pair {
+    pub value: f64,
+    pub derivative: f64,
 }
 
 op_codes! {
