@@ -258,7 +258,7 @@ pub(super) fn build(
         .finish(&forward, &reverse, &checks, lens, guards::Kept::of(p, rest))
         .map_err(CompileError::Backend)?;
     let stats = CodeStats {
-        bytes: crate::storage::program::Machine::code_bytes(&code),
+        bytes: code.bytes(),
         ..stats
     };
     Ok((code, stats))

@@ -495,6 +495,11 @@ impl<'a> Frame<'a> {
 }
 
 impl Code {
+    /// Bytes of machine code.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// Runs `functions` with a frame of these arrays, then resumes a panic of a user's rule.
     #[allow(unsafe_code)]
     fn run(&self, functions: &[Function], frame: &Frame<'_>) {
@@ -654,10 +659,6 @@ impl Machine for Code {
 
     fn unchecked(&self) -> &[u32] {
         &self.guards.rest
-    }
-
-    fn code_bytes(&self) -> usize {
-        self.bytes
     }
 
     fn kept_bytes(&self) -> usize {

@@ -226,8 +226,6 @@ pub(crate) trait Machine: Send + Sync + 'static {
     fn guards_hold(&self, values: &[f64]) -> bool;
     /// The guards the code does not check (their indices): the caller checks them.
     fn unchecked(&self) -> &[u32];
-    /// Bytes of machine code.
-    fn code_bytes(&self) -> usize;
     /// Bytes kept: the code's, and what it keeps to run (the guards' outcomes).
     fn kept_bytes(&self) -> usize;
 }
