@@ -55,8 +55,8 @@ pub use hessian::{
 };
 /// The nalgebra of the drivers' signatures (`DMatrix`), so that a user needs no version pin.
 pub use nalgebra;
-pub use plan::{Direction, Estimate, Mode, Plan, Replay, cost, estimate};
-pub use prepared::{Compilation, Preparation, PreparedGradient, PreparedJacobian, PreparedPlan};
+pub use plan::{Compilation, Direction, Estimate, Mode, Plan, Replay, cost, estimate};
+pub use prepared::{Preparation, PreparedGradient, PreparedJacobian, PreparedPlan};
 #[allow(unused_imports)]
 pub use report::*;
 pub use shared_ops::{Error, Function, Lift, Op, Real};

@@ -1,9 +1,10 @@
 //! [`PreparedGradient`]: the gradient of one scalar function at many points, prepared ahead of
 //! time by the strategy its plan chooses.
 
-use super::compilation::{Compilation, forget_code};
+use super::compilation::forget_code;
 use super::recording::reuse_or_record;
 use crate::hessian;
+use crate::plan::Compilation;
 use crate::plan::Replay;
 use crate::sweeps::{self, Recorded};
 use core::fmt;

@@ -1,9 +1,10 @@
 //! [`PreparedJacobian`]: the Jacobian of one function at many points.
 
 use super::Preparation;
-use super::compilation::{Compilation, compile_for_lanes, forget_code};
+use super::compilation::{compile_for_lanes, forget_code};
 use super::recording::{reuse_or_record, take_buffers};
 use crate::lanes::{self, Inputs, Seed, by_lanes};
+use crate::plan::Compilation;
 use crate::plan::{Direction, Mode, Plan, Replay};
 use crate::sweeps::{self, Recorded, Swept, forward_chunked};
 use crate::{Jacobian, Products};

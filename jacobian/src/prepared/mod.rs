@@ -18,6 +18,5 @@ mod gradient;
 mod jacobian;
 mod recording;
 
-pub use compilation::Compilation;
 pub use gradient::{Preparation, PreparedGradient, PreparedPlan};
 pub use jacobian::PreparedJacobian;

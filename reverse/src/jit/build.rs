@@ -5,6 +5,7 @@ use super::emit::{self, Env};
 use super::guards;
 use super::ir;
 use super::machine;
+use super::pass;
 use super::report::{CodeStats, CompileError};
 use super::shape::{self, Forward, Index, Node, Region};
 use crate::storage::TapeData;
@@ -181,11 +182,11 @@ pub(super) fn build(
                         |nest: &&shape::Nest| !nest.regions.iter().all(|r| inputs_only(&nodes, r));
                     if backwards {
                         for nest in part.iter().rev().filter(live) {
-                            emit::before_end(fb, &env, nest, |fb| emit::nest(fb, &env, nest, true));
+                            pass::before_end(fb, &env, nest, |fb| pass::nest(fb, &env, nest, true));
                         }
                     } else {
                         for nest in part.iter().filter(live) {
-                            emit::nest(fb, &env, nest, false);
+                            pass::nest(fb, &env, nest, false);
                         }
                     }
                 })

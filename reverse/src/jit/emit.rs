@@ -1,7 +1,7 @@
-//! The code of each region, as Cranelift IR: the forward pass (values and partials, node by
-//! node in recording order), a loop over the turns of a repeated body or straight code for a
-//! single node; and the nests of regions, for both passes (the sweep's code is
-//! [`sweep`](super::sweep)'s).
+//! The code of each region's forward pass, as Cranelift IR: values and partials, node by node
+//! in recording order, a loop over the turns of a repeated body or straight code for a single
+//! node; and what the sweep's code ([`sweep`](super::sweep)) shares with it: the environment,
+//! the mode, the values of a turn.
 //!
 //! Every operation is the one the interpreter performs, in its order: `+`, `−`, `·`, `/` and
 //! negation inline (Cranelift neither fuses nor reassociates them), every other rule by a call
@@ -15,7 +15,6 @@ use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::Form;
-use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 
@@ -87,55 +86,8 @@ pub(super) fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
     turns_of(r, j).any(|i| flag[i])
 }
 
-/// One pass over a nest of regions: a loop over its turns around its regions' code, or the
-/// region itself.
-pub(super) fn nest(b: &mut FunctionBuilder, env: &Env, nest: &super::shape::Nest, backwards: bool) {
-    let pass = |b: &mut FunctionBuilder, outer: Option<Value>| {
-        if backwards {
-            for r in nest.regions.iter().rev() {
-                super::sweep::reverse(b, env, r, outer);
-            }
-        } else {
-            for r in &nest.regions {
-                forward(b, env, r, outer);
-            }
-        }
-    };
-    if nest.turns == 1 {
-        pass(b, None);
-    } else {
-        turns(b, nest.turns, backwards, &[], |b, k, _| {
-            pass(b, Some(k));
-            Vec::new()
-        });
-    }
-}
-
-/// `emit`'s code of `nest`, run only where the nest starts before the environment's `end`
-/// (always, without one).
-pub(super) fn before_end(
-    b: &mut FunctionBuilder,
-    env: &Env,
-    nest: &super::shape::Nest,
-    emit: impl FnOnce(&mut FunctionBuilder),
-) {
-    let Some(end) = env.end else {
-        return emit(b);
-    };
-    let first = nest.regions.first().map_or(0, |r| r.start) as i64;
-    let (body, next) = (b.create_block(), b.create_block());
-    let go = b.ins().icmp_imm_s(IntCC::SignedGreaterThan, end, first);
-    b.ins().brif(go, body, &[], next, &[]);
-    b.switch_to_block(body);
-    b.seal_block(body);
-    emit(b);
-    b.ins().jump(next, &[]);
-    b.switch_to_block(next);
-    b.seal_block(next);
-}
-
 /// The forward pass of region `r` (in turn `outer` of the loop around it, if any).
-fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
+pub(super) fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
     if r.turns == 1 {
         forward_turn(b, env, r, Turn { k: None, outer });
     } else if let Some((j, sum)) = r.fold {

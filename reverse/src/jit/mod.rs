@@ -80,6 +80,7 @@ mod gradient;
 mod guards;
 mod ir;
 mod machine;
+mod pass;
 mod report;
 mod shape;
 mod sweep;
@@ -201,7 +202,10 @@ impl<T: Op> Recording<T> {
     /// ```
     pub fn compile_lanes(&mut self, lanes: usize) -> Result<CodeStats, CompileError> {
         if !(2..=MOST_LANES).contains(&lanes) || lanes % 2 == 1 {
-            return Err(CompileError::Lanes(lanes));
+            return Err(CompileError::Lanes {
+                lanes,
+                limit: MOST_LANES,
+            });
         }
         self.compile()?;
         let start = Instant::now();

@@ -74,7 +74,12 @@ pub enum CompileError {
     },
     /// A vector sweep of this many lanes is not compiled: an even number from 2 to
     /// [`MOST_LANES`](crate::jit::MOST_LANES) is.
-    Lanes(usize),
+    Lanes {
+        /// Lanes asked for.
+        lanes: usize,
+        /// The most the compiler takes.
+        limit: usize,
+    },
     /// The code would pass [`MOST_INSTRUCTIONS`](crate::jit::MOST_INSTRUCTIONS): the recording repeats too little of itself
     /// for its loops to be found again (a recursion such as the determinant by minors), and
     /// code node by node would cost more to compile than it saves.
@@ -102,11 +107,10 @@ impl fmt::Display for CompileError {
                 f,
                 "the output is a constant (it depends on no input): its gradient is zero"
             ),
-            CompileError::Lanes(q) => write!(
+            CompileError::Lanes { lanes, limit } => write!(
                 f,
-                "a vector sweep of {q} lanes: an even number from 2 to {} is compiled; it runs \
-                 interpreted",
-                super::MOST_LANES
+                "a vector sweep of {lanes} lanes: an even number from 2 to {limit} is compiled; \
+                 it runs interpreted"
             ),
             CompileError::TooManyNodes { nodes, limit } => write!(
                 f,

@@ -68,7 +68,7 @@ fn add_lanes(b: &mut FunctionBuilder, x: &[Value], y: &[Value]) -> Vec<Value> {
 /// The sweep of region `r` (in turn `outer` of the loop around it, if any).
 pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
     // (Not within a loop of loops: a cell's class would have to hold in every outer turn. Not
-    // in a vector sweep: `lanes` registers per cell would spill.)
+    // in a vector sweep, whose cells would each carry `lanes / 2` registers between turns.)
     let cells = (r.turns > 1 && r.outer.is_none() && env.lanes == 1)
         .then(|| Cells::of(env.nodes, env.n, r))
         .flatten();

@@ -583,7 +583,13 @@ fn compiled_vector_sweeps_equal_the_interpreter() {
     }
     for q in [0, 1, 3, 9, 10] {
         let err = compiled.compile_lanes(q).unwrap_err();
-        assert_eq!(err, reverse::jit::CompileError::Lanes(q));
+        assert_eq!(
+            err,
+            reverse::jit::CompileError::Lanes {
+                lanes: q,
+                limit: reverse::jit::MOST_LANES
+            }
+        );
         assert!(err.to_string().contains(&format!("{q} lanes")), "{err}");
     }
     compiled.forget_code();

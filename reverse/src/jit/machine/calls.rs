@@ -3,7 +3,7 @@
 //! plain sweep adds its terms), with `sweep_lanes` for a vector sweep. Their `unsafe` reads the
 //! frame's arrays (see `docs/unsafe.md`).
 
-use super::Frame;
+use super::frame::Frame;
 use crate::jit::shape::Forward;
 use crate::storage::NEG;
 use crate::storage::op_code::{OpCode, binary, unary};

@@ -8,65 +8,24 @@
 //! that the arrays it is given have those lengths.
 
 mod calls;
+mod frame;
 
 pub(super) use calls::{NO_PARTIALS, PAIRS, RUN_PAIRS, RUNS, UNIT, WEIGHTED};
+pub(super) use frame::Lens;
 
 use super::guards::Kept;
-use super::shape::Forward;
 use crate::storage::op_code::{OpCode, UNARY, unary_c};
 use crate::storage::program::{Form, LaneMachine, Machine, Rule};
 use calls::{eval, sweep, sweep_lanes};
-use core::cell::Cell;
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, FuncRef, InstBuilder, Signature, Value, types};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
-use std::any::Any;
+use frame::Frame;
 use std::panic::resume_unwind;
 use std::sync::Mutex;
-
-/// What compiled code and its calls read. The code itself reads the first four fields and
-/// writes the fifth, at the offsets of `ir::{VALUES, PARTIALS, ADJOINTS, OUTCOMES, FAILED}`.
-#[repr(C)]
-pub(super) struct Frame<'a> {
-    values: *mut f64,
-    partials: *mut f64,
-    adj: *mut f64,
-    /// The guards' recorded outcomes (one per guard), and 1 where the guards' code found one
-    /// that differs.
-    outcomes: *const u64,
-    failed: Cell<u64>,
-    /// One past the last node whose adjoint may be non-zero at the sweep's start.
-    end: u64,
-    values_len: usize,
-    partials_len: usize,
-    adj_len: usize,
-    nodes: usize,
-    args: &'a [u32],
-    rules: &'a [Rule<f64>],
-    forms: &'a [Form],
-    parents: &'a [u32],
-    units: &'a [u32],
-    calls: &'a [Forward],
-    /// Adjoints per node (the lanes of a vector sweep).
-    lanes: usize,
-    /// A panic of a user's rule, carried over the machine code and resumed after it.
-    panic: Cell<Option<Box<dyn Any + Send>>>,
-}
-
-// The offsets the code reads and writes the frame at.
-const _: () = {
-    use super::ir::{ADJOINTS, END, FAILED, OUTCOMES, PARTIALS, VALUES};
-    use core::mem::offset_of;
-    assert!(offset_of!(Frame<'_>, values) == VALUES as usize);
-    assert!(offset_of!(Frame<'_>, partials) == PARTIALS as usize);
-    assert!(offset_of!(Frame<'_>, adj) == ADJOINTS as usize);
-    assert!(offset_of!(Frame<'_>, outcomes) == OUTCOMES as usize);
-    assert!(offset_of!(Frame<'_>, failed) == FAILED as usize);
-    assert!(offset_of!(Frame<'_>, end) == END as usize);
-};
 
 /// A compiled function: `f(frame)`.
 type Function = unsafe extern "C" fn(*const Frame<'_>);
@@ -249,22 +208,6 @@ impl Builder {
     }
 }
 
-/// The lengths of the arrays a program's code was compiled for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Lens {
-    pub nodes: usize,
-    pub values: usize,
-    pub partials: usize,
-    pub parents: usize,
-    pub units: usize,
-    pub args: usize,
-    pub rules: usize,
-    pub guards: usize,
-    pub calls: Vec<Forward>,
-    /// Adjoints per node: 1, or the lanes of a vector sweep.
-    pub lanes: usize,
-}
-
 /// A recording's machine code.
 pub(super) struct Code {
     forward: Vec<Function>,
@@ -276,32 +219,6 @@ pub(super) struct Code {
     module: Mutex<Option<JITModule>>,
     bytes: usize,
     lens: Lens,
-}
-
-impl<'a> Frame<'a> {
-    /// A frame of no arrays, for the code of `lens`: each caller sets those its code reads.
-    fn empty(lens: &'a Lens) -> Frame<'a> {
-        Frame {
-            values: core::ptr::null_mut(),
-            partials: core::ptr::null_mut(),
-            adj: core::ptr::null_mut(),
-            outcomes: core::ptr::null(),
-            failed: Cell::new(0),
-            end: lens.nodes as u64,
-            values_len: 0,
-            partials_len: 0,
-            adj_len: 0,
-            nodes: lens.nodes,
-            args: &[],
-            rules: &[],
-            forms: &[],
-            parents: &[],
-            units: &[],
-            calls: &lens.calls,
-            lanes: lens.lanes,
-            panic: Cell::new(None),
-        }
-    }
 }
 
 impl Code {
