@@ -1,7 +1,60 @@
 //! Compiling a prepared object's recording (feature `jit`): for a Jacobian's sweeps, and
 //! dropping the code. What it made is reported as a [`Compilation`](crate::Compilation).
 
+use crate::plan::Compilation;
 use crate::sweeps::Recorded;
+use shared_ops::Error;
+use std::time::Instant;
+
+/// Compiles a prepared object `s`, timing `call` (the fastest of three) before and after:
+/// `compile` makes the code (its bytes and seconds, or why not) and makes the calls run it;
+/// with `only_if_faster`, `forget` drops it again where the compiled calls are not faster.
+/// What it made, after `after_calls` calls of the object.
+pub(super) fn compile_timed<S>(
+    s: &mut S,
+    mut call: impl FnMut(&mut S) -> Result<(), Error>,
+    compile: impl FnOnce(&mut S) -> Result<(usize, f64), String>,
+    forget: impl FnOnce(&mut S),
+    only_if_faster: bool,
+    after_calls: usize,
+) -> Result<Compilation, Error> {
+    let mut fastest = |s: &mut S| -> Result<f64, Error> {
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let t = Instant::now();
+            call(s)?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    };
+    let interpreted = fastest(s)?;
+    let (code_bytes, seconds) = match compile(s) {
+        Ok(made) => made,
+        Err(why) => {
+            return Ok(Compilation {
+                after_calls,
+                declined: Some(why),
+                ..Compilation::default()
+            });
+        }
+    };
+    let compiled = fastest(s)?;
+    let mut c = Compilation {
+        code_bytes,
+        seconds,
+        interpreted_call: interpreted,
+        compiled_call: compiled,
+        break_even_calls: (compiled < interpreted).then(|| seconds / (interpreted - compiled)),
+        after_calls,
+        declined: None,
+    };
+    if only_if_faster && compiled >= interpreted {
+        forget(s);
+        c.code_bytes = 0;
+        c.declined = Some("compiled calls were not faster".into());
+    }
+    Ok(c)
+}
 
 /// Compiles `r`'s recording for the reverse sweeps of `lanes` adjoints: its forward pass, its
 /// scalar sweep and (for more than one lane) its vector sweep. Bytes of code and seconds, or

@@ -1,7 +1,7 @@
 //! [`PreparedGradient`]: the gradient of one scalar function at many points, prepared ahead of
 //! time by the strategy its plan chooses.
 
-use super::compilation::forget_code;
+use super::compilation::{compile_timed, forget_code};
 use super::recording::reuse_or_record;
 use crate::hessian;
 use crate::plan::Compilation;
@@ -348,33 +348,21 @@ impl<F: Function> PreparedGradient<F> {
     /// Compiles the recording where the plan says so, timing calls before and after; with
     /// `only_if_faster`, drops the code again if the compiled calls are not faster.
     fn compile(&mut self, x: &[f64], only_if_faster: bool) -> Result<(), Error> {
-        let interpreted = self.fastest_call(x)?;
-        let (code_bytes, seconds) = match self.compile_recording() {
-            Ok(made) => made,
-            Err(why) => {
-                self.plan.compilation = Some(Compilation {
-                    declined: Some(why),
-                    ..Compilation::default()
-                });
-                return Ok(());
-            }
-        };
-        self.plan.strategy = Preparation::Compile;
-        let compiled = self.fastest_call(x)?;
-        let mut c = Compilation {
-            code_bytes,
-            seconds,
-            interpreted_call: interpreted,
-            compiled_call: compiled,
-            break_even_calls: (compiled < interpreted).then(|| seconds / (interpreted - compiled)),
-            ..Compilation::default()
-        };
-        if only_if_faster && compiled >= interpreted {
-            forget_code(self.recorded.as_mut().expect("kept between calls"));
-            self.plan.strategy = Preparation::Reevaluate;
-            c.code_bytes = 0;
-            c.declined = Some("compiled calls were not faster".into());
-        }
+        let c = compile_timed(
+            self,
+            |p| p.gradient(x).map(drop),
+            |p| {
+                let made = p.compile_recording()?;
+                p.plan.strategy = Preparation::Compile;
+                Ok(made)
+            },
+            |p| {
+                forget_code(p.recorded.as_mut().expect("kept between calls"));
+                p.plan.strategy = Preparation::Reevaluate;
+            },
+            only_if_faster,
+            0,
+        )?;
         self.plan.compilation = Some(c);
         Ok(())
     }
@@ -392,17 +380,6 @@ impl<F: Function> PreparedGradient<F> {
         }
         #[cfg(not(feature = "jit"))]
         Err(super::compilation::NO_JIT.to_string())
-    }
-
-    /// The fastest of three calls at `x`, in seconds.
-    fn fastest_call(&mut self, x: &[f64]) -> Result<f64, Error> {
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            let t = Instant::now();
-            self.gradient(x)?;
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        Ok(best)
     }
 
     /// What preparing did and cost.

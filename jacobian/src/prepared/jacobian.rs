@@ -1,7 +1,7 @@
 //! [`PreparedJacobian`]: the Jacobian of one function at many points.
 
 use super::Preparation;
-use super::compilation::{compile_for_lanes, forget_code};
+use super::compilation::{compile_for_lanes, compile_timed, forget_code};
 use super::recording::{reuse_or_record, take_buffers};
 use crate::lanes::{self, Inputs, Seed, by_lanes};
 use crate::plan::Compilation;
@@ -194,48 +194,18 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// `only_if_faster`, drops the code again if the compiled calls are not faster.
     fn compile(&mut self, x: &[f64], calls: usize, only_if_faster: bool) -> Result<(), Error> {
         self.pending = None;
-        let interpreted = self.fastest_call(x)?;
+        let mut out = Swept::default();
         let lanes = sweeps::reverse_lanes(self.m.expect("known in reverse mode"));
-        let r = self.recorded.as_mut().expect("reverse mode records");
-        let (code_bytes, seconds) = match compile_for_lanes(r, lanes) {
-            Ok(made) => made,
-            Err(why) => {
-                self.compilation = Some(Compilation {
-                    after_calls: calls,
-                    declined: Some(why),
-                    ..Compilation::default()
-                });
-                return Ok(());
-            }
-        };
-        let compiled = self.fastest_call(x)?;
-        let mut c = Compilation {
-            code_bytes,
-            seconds,
-            interpreted_call: interpreted,
-            compiled_call: compiled,
-            break_even_calls: (compiled < interpreted).then(|| seconds / (interpreted - compiled)),
-            after_calls: calls,
-            declined: None,
-        };
-        if only_if_faster && compiled >= interpreted {
-            forget_code(self.recorded.as_mut().expect("reverse mode records"));
-            c.code_bytes = 0;
-            c.declined = Some("compiled calls were not faster".into());
-        }
+        let c = compile_timed(
+            self,
+            |p| p.sweep(x, &mut out).map(drop),
+            |p| compile_for_lanes(p.recorded.as_mut().expect("reverse mode records"), lanes),
+            |p| forget_code(p.recorded.as_mut().expect("reverse mode records")),
+            only_if_faster,
+            calls,
+        )?;
         self.compilation = Some(c);
         Ok(())
-    }
-
-    /// The fastest of three calls at `x`, in seconds.
-    fn fastest_call(&mut self, x: &[f64]) -> Result<f64, Error> {
-        let (mut out, mut best) = (Swept::default(), f64::INFINITY);
-        for _ in 0..3 {
-            let t = Instant::now();
-            self.sweep(x, &mut out)?;
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        Ok(best)
     }
 
     /// Counts a call of `took` towards `Auto`'s compiling, and compiles once the calls have
