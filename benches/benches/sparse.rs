@@ -5,7 +5,10 @@
 //! - `sparse_tridiagonal_n=<n>` (n = 10⁴, 10⁵): `f64` (the unit), `one_shot`
 //!   ([`sparse_jacobian`]: detection, colouring, sweeps, CSR), `prepared` (at a new x, a new
 //!   CSR matrix), `prepared_into` (at a new x, written over the last result),
-//!   `detect_global`, `detect_local`, `colour_columns`, and with peers `echidna_one_shot`
+//!   `detect_global`, `detect_local`, `colour_columns`, by rows (n = 10⁴ only, forced:
+//!   3 colours, one sweep of 4 adjoints) `rows_recorded`, `rows_reevaluated` and
+//!   `rows_compiled` (a prepared Jacobian recording `f` at each call, re-evaluating one
+//!   recording, running it compiled), and with peers `echidna_one_shot`
 //!   (n = 10⁴ only: its detection keeps n bits per tape entry, 8.75 GB at 10⁵) and
 //!   `echidna_prepared`.
 //! - `sparse_grid_k=100` (Bratu, 10⁴ unknowns): `f64`, `one_shot`, `prepared`,
@@ -32,9 +35,10 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use forward::DualVec;
 use jacobian::sparse::{
-    Detection, Order, PreparedSparseHessian, PreparedSparseJacobian, SparseJacobian,
+    Detection, Order, PreparedSparseHessian, PreparedSparseJacobian, SparseJacobian, SparseOptions,
     colour_columns, hessian_pattern, jacobian_pattern, sparse_hessian, sparse_jacobian,
 };
+use jacobian::{Mode, Preparation};
 use std::hint::black_box;
 use workloads::gradbench::Kmeans;
 use workloads::sparse::{BundleAdjustment, Grid, Tridiagonal};
@@ -86,6 +90,36 @@ fn jacobian_ids<F: Function + Sync>(
     });
 }
 
+/// A prepared sparse Jacobian swept by rows (forced), its recording obtained three ways:
+/// `rows_recorded` records `f` at each call, `rows_reevaluated` re-evaluates one recording,
+/// `rows_compiled` runs it compiled (feature `jit`). All three give the same bits.
+fn by_rows<F: Function + Sync>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    f: &F,
+    x: &[f64],
+) {
+    let y = shifted(x);
+    let rows = SparseOptions {
+        mode: Mode::Reverse,
+        ..SparseOptions::default()
+    };
+    let mut want = None;
+    for (id, preparation) in [
+        ("rows_recorded", Preparation::Record),
+        ("rows_reevaluated", Preparation::Reevaluate),
+        ("rows_compiled", Preparation::Compile),
+    ] {
+        let mut p = PreparedSparseJacobian::with_preparation(f, x, rows, preparation).unwrap();
+        let mut j = p.jacobian(&y).unwrap();
+        println!("{id}: {}", j.plan);
+        let got = values(&j);
+        assert_eq!(got, *want.get_or_insert_with(|| got.clone()), "{id}");
+        group.bench_function(id, |b| {
+            b.iter(|| p.jacobian_into(black_box(&y), &mut j).unwrap())
+        });
+    }
+}
+
 fn tridiagonal(c: &mut Criterion) {
     for n in [10_000, 100_000] {
         let f = Tridiagonal::new(n);
@@ -117,6 +151,9 @@ fn tridiagonal(c: &mut Criterion) {
         group.bench_function("colour_columns", |b| {
             b.iter(|| colour_columns(black_box(&p), Order::Natural))
         });
+        if n <= 10_000 {
+            by_rows(&mut group, &f, &x);
+        }
         #[cfg(feature = "peers")]
         {
             use workloads::peers::{EchidnaSparseJacobian, echidna_sparse_jacobian};

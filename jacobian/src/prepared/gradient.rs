@@ -1,6 +1,7 @@
 //! [`PreparedGradient`]: the gradient of one scalar function at many points, prepared ahead of
 //! time by the strategy its plan chooses.
 
+use super::Preparation;
 use super::compilation::{compile_timed, forget_code};
 use super::recording::reuse_or_record;
 use crate::hessian;
@@ -11,76 +12,6 @@ use core::fmt;
 use reverse::TapeStats;
 use shared_ops::{Error, Function};
 use std::time::Instant;
-
-/// How a [`PreparedGradient`] or a [`PreparedJacobian`](crate::PreparedJacobian) in reverse
-/// mode obtains the recording it sweeps at each call.
-///
-/// ```
-/// use jacobian::Preparation;
-/// assert_eq!(Preparation::default(), Preparation::Auto);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Preparation {
-    /// [`Reevaluate`](Preparation::Reevaluate) where the compiled program fits in
-    /// [`Preparation::EXTRA_BYTES`] (estimated as [`Preparation::PROGRAM_FACTOR`] times one
-    /// recording), else [`Record`](Preparation::Record); with feature `jit`,
-    /// [`Compile`](Preparation::Compile) instead of `Reevaluate` where a compiled call is
-    /// faster than an interpreted one (both timed while preparing).
-    ///
-    /// A `PreparedJacobian` re-evaluates, and (feature `jit`) compiles its recording once its
-    /// calls have taken [`Preparation::COMPILE_AFTER`] in all, as a JIT compiles code that
-    /// runs often: a Jacobian called that long is expected to be called as long again, which
-    /// repays a compile time of that order. It keeps the code where the compiled calls are
-    /// faster (both timed then), and its plan says so ([`Plan::compiled`](crate::Plan)).
-    #[default]
-    Auto,
-    /// Record `f` once on a replayable tape, compile its program now, and re-evaluate it at
-    /// each call (`f` does not run again while its branches go the same way). Pays where
-    /// recording is the cost: many cheap operations on few inputs.
-    Reevaluate,
-    /// Record `f` afresh at each call, in buffers the object owns (no allocation, no page
-    /// faults). The memory of one recording, prepared in the time of one; what large
-    /// recordings need, whose calls are bound by memory traffic either way.
-    Record,
-    /// [`Reevaluate`](Preparation::Reevaluate), the recording compiled to machine code
-    /// ([`reverse::Recording::compile`], feature `jit`), and compiled again when a guard makes
-    /// a call record afresh. [`Auto`](Preparation::Auto) chooses it where the compiled calls
-    /// are faster, and the plan says after how many calls the compile time is repaid. Without
-    /// the feature, or where the recording cannot be compiled, it re-evaluates interpreted and
-    /// the plan says why; a recording of more nodes than the compiler takes
-    /// (`reverse::jit::MOST_NODES`) is recorded afresh at each call instead, as by `Record`.
-    /// A `PreparedJacobian` compiles the recording's forward pass and its sweeps, scalar and
-    /// vector ([`reverse::Recording::compile_lanes`]), and keeps the recording of any size.
-    Compile,
-}
-
-impl Preparation {
-    /// The most bytes [`Auto`](Preparation::Auto) lets a compiled program add to its
-    /// recording: 64 MiB.
-    ///
-    /// ```
-    /// assert_eq!(jacobian::Preparation::EXTRA_BYTES, 64 << 20);
-    /// ```
-    pub const EXTRA_BYTES: usize = 64 << 20;
-
-    /// The time a [`PreparedJacobian`](crate::PreparedJacobian) prepared by
-    /// [`Auto`](Preparation::Auto) spends in interpreted calls before it compiles its
-    /// recording: 0.1 s.
-    ///
-    /// ```
-    /// assert_eq!(jacobian::Preparation::COMPILE_AFTER.as_millis(), 100);
-    /// ```
-    pub const COMPILE_AFTER: core::time::Duration = core::time::Duration::from_millis(100);
-
-    /// A replayable recording's program and what re-evaluation and the sweeps derive from it,
-    /// in bytes of one plain recording: 4, at least the ratio of every GradBench objective (an
-    /// over-estimate keeps large recordings out of the budget).
-    ///
-    /// ```
-    /// assert_eq!(jacobian::Preparation::PROGRAM_FACTOR, 4);
-    /// ```
-    pub const PROGRAM_FACTOR: usize = 4;
-}
 
 /// What preparing a [`PreparedGradient`] did and cost: the strategy and why, the time, and
 /// the memory kept against one plain recording's.

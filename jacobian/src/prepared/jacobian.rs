@@ -1,16 +1,14 @@
 //! [`PreparedJacobian`]: the Jacobian of one function at many points.
 
 use super::Preparation;
-use super::compilation::{compile_for_lanes, compile_timed, forget_code};
-use super::recording::{reuse_or_record, take_buffers};
+use super::compilation::compile_timed;
+use super::recording::{Kept, take_buffers};
 use crate::lanes::{self, Inputs, Seed, by_lanes};
-use crate::plan::Compilation;
 use crate::plan::{Direction, Mode, Plan, Replay};
 use crate::sweeps::{self, Recorded, Swept, forward_chunked};
 use crate::{Jacobian, Products};
 use nalgebra::DMatrix;
 use shared_ops::{Error, Function};
-use std::time::{Duration, Instant};
 
 /// The Jacobian of one function at many points: planned and recorded once.
 ///
@@ -54,20 +52,13 @@ pub struct PreparedJacobian<F> {
     lanes: usize,
     /// The forward sweeps' inputs, kept between calls.
     inputs: Inputs,
-    /// The recording (reverse mode).
-    recorded: Option<Recorded>,
-    rerecords: usize,
+    /// The recording (reverse mode), how each call obtains it, and what compiling made.
+    kept: Kept,
     /// The last call's plan: the next call at the same sizes copies its reason and estimate
     /// instead of formatting them again (which costs a 2×15 block more than its sweep).
     plan: Option<Plan>,
     /// Whether the sweeps may run on several threads ([`set_threads`](Self::set_threads)).
     threads: bool,
-    /// How reverse mode obtains its recording (never `Auto` once prepared: `Reevaluate`).
-    preparation: Preparation,
-    /// While `Auto` has not compiled: the time and the number of the calls so far.
-    pending: Option<(Duration, usize)>,
-    /// What compiling made, once tried.
-    compilation: Option<Compilation>,
 }
 
 impl<F: Function + Sync> PreparedJacobian<F> {
@@ -135,10 +126,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
         preparation: Preparation,
     ) -> Result<Self, Error> {
         f.check_input(x.len())?;
-        let record = |f: &F, m| match preparation {
-            Preparation::Record => sweeps::record_plain_again(f, x, m, None),
-            _ => sweeps::record_replayable(f, x, m),
-        };
+        let record = |f: &F, m| Kept::record(f, x, m, preparation);
         let n = x.len();
         let declared = f.sizes().map(|s| s.1);
         let (mode, forced, m, recorded) = match mode {
@@ -172,17 +160,9 @@ impl<F: Function + Sync> PreparedJacobian<F> {
             forced,
             lanes: lanes::lanes_for(n),
             inputs: Inputs::default(),
-            recorded,
-            rerecords: 0,
+            kept: Kept::new(recorded, preparation),
             plan: None,
             threads: false,
-            preparation: match preparation {
-                Preparation::Record => Preparation::Record,
-                _ => Preparation::Reevaluate,
-            },
-            pending: (reverse && cfg!(feature = "jit") && preparation == Preparation::Auto)
-                .then_some((Duration::ZERO, 0)),
-            compilation: None,
         };
         if reverse && preparation == Preparation::Compile {
             p.compile(x, 0, false)?;
@@ -193,33 +173,17 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// Compiles the recording after `calls` calls, timing calls before and after; with
     /// `only_if_faster`, drops the code again if the compiled calls are not faster.
     fn compile(&mut self, x: &[f64], calls: usize, only_if_faster: bool) -> Result<(), Error> {
-        self.pending = None;
         let mut out = Swept::default();
         let lanes = sweeps::reverse_lanes(self.m.expect("known in reverse mode"));
         let c = compile_timed(
             self,
             |p| p.sweep(x, &mut out).map(drop),
-            |p| compile_for_lanes(p.recorded.as_mut().expect("reverse mode records"), lanes),
-            |p| forget_code(p.recorded.as_mut().expect("reverse mode records")),
+            |p| p.kept.compile(lanes),
+            |p| p.kept.forget(),
             only_if_faster,
             calls,
         )?;
-        self.compilation = Some(c);
-        Ok(())
-    }
-
-    /// Counts a call of `took` towards `Auto`'s compiling, and compiles once the calls have
-    /// taken [`Preparation::COMPILE_AFTER`].
-    fn count_call(&mut self, x: &[f64], took: Duration) -> Result<(), Error> {
-        let Some((spent, calls)) = &mut self.pending else {
-            return Ok(());
-        };
-        *spent += took;
-        *calls += 1;
-        if *spent >= Preparation::COMPILE_AFTER {
-            let calls = *calls;
-            self.compile(x, calls, true)?;
-        }
+        self.kept.compilation = Some(c);
         Ok(())
     }
 
@@ -316,7 +280,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// A new plan for the sweeps `out` ran.
     fn plan_for(&self, out: &Swept) -> Plan {
         let mut plan = Plan::new(self.mode, self.n, out, self.forced);
-        plan.compiled.clone_from(&self.compilation);
+        plan.compiled.clone_from(&self.kept.compilation);
         plan
     }
 
@@ -332,8 +296,8 @@ impl<F: Function + Sync> PreparedJacobian<F> {
         plan.lanes = out.lanes;
         plan.threads = out.threads;
         plan.tape = out.tape;
-        if plan.compiled != self.compilation {
-            plan.compiled.clone_from(&self.compilation);
+        if plan.compiled != self.kept.compilation {
+            plan.compiled.clone_from(&self.kept.compilation);
         }
     }
 
@@ -354,11 +318,11 @@ impl<F: Function + Sync> PreparedJacobian<F> {
                 Ok(Replay::NotRecorded)
             }
             Direction::Reverse => {
-                let start = self.pending.is_some().then(Instant::now);
+                let start = self.kept.start();
                 let (replay, r) = self.recording(x)?;
                 sweeps::reverse_seeded(r, Seed::Identity, threads, out);
-                if let Some(start) = start {
-                    self.count_call(x, start.elapsed())?;
+                if let Some((calls, only_if_faster)) = self.kept.count(start) {
+                    self.compile(x, calls, only_if_faster)?;
                 }
                 Ok(replay)
             }
@@ -368,31 +332,9 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     /// The recording re-evaluated at `x` (or recorded afresh where a guard fails), made now if
     /// this object has none yet (forward mode, asked for `Wᵀ·J`).
     fn recording(&mut self, x: &[f64]) -> Result<(Replay, &mut Recorded), Error> {
-        if self.preparation == Preparation::Record && self.recorded.is_some() {
-            let last = self.recorded.take();
-            let r = sweeps::record_plain_again(&self.f, x, self.m, last)?;
-            return Ok((Replay::Recorded, self.recorded.insert(r)));
-        }
-        let replay = match &mut self.recorded {
-            Some(r) => {
-                let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
-                self.rerecords += fresh;
-                let compiled = self.compilation.as_ref().is_some_and(|c| c.code_bytes > 0);
-                if fresh > 0 && compiled {
-                    // (Where the new recording does not compile, it runs interpreted.)
-                    let lanes = sweeps::reverse_lanes(r.ys.len());
-                    let _ = compile_for_lanes(r, lanes);
-                }
-                replay
-            }
-            None => {
-                let r = sweeps::record_replayable(&self.f, x, self.m)?;
-                self.m = Some(r.ys.len());
-                self.recorded = Some(r);
-                Replay::Recorded
-            }
-        };
-        Ok((replay, self.recorded.as_mut().expect("made above")))
+        let (replay, r) = self.kept.at(&self.f, x, self.m)?;
+        self.m = Some(r.ys.len());
+        Ok((replay, r))
     }
 
     /// Whether the sweeps of the calls that follow may run on several threads (rayon's pool)
@@ -504,7 +446,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
         sweeps::reverse_seeded(r, Seed::Matrix(w), threads, &mut swept);
         let mut plan = Plan::for_products(Direction::Reverse, n, w.ncols(), &swept);
         plan.replay = replay;
-        plan.compiled.clone_from(&self.compilation);
+        plan.compiled.clone_from(&self.kept.compilation);
         (out.value, out.matrix, out.plan) = (swept.value, swept.matrix, plan);
         Ok(())
     }
@@ -522,7 +464,7 @@ impl<F: Function + Sync> PreparedJacobian<F> {
 
     /// How many calls recorded `f` afresh because a guard failed.
     pub fn rerecords(&self) -> usize {
-        self.rerecords
+        self.kept.rerecords
     }
 
     /// The function this object differentiates.

@@ -13,10 +13,12 @@
 //! only where every decision it depended on holds. Re-preparing pays only when `f` changes its
 //! path for good (then every call records afresh); [`PreparedGradient::rerecords`] counts that.
 
-mod compilation;
+pub(crate) mod compilation;
 mod gradient;
 mod jacobian;
-mod recording;
+mod preparation;
+pub(crate) mod recording;
 
-pub use gradient::{Preparation, PreparedGradient, PreparedPlan};
+pub use gradient::{PreparedGradient, PreparedPlan};
 pub use jacobian::PreparedJacobian;
+pub use preparation::Preparation;

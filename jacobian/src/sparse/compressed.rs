@@ -4,7 +4,7 @@
 
 use super::{Colouring, Pattern};
 use crate::hessian::dual_sweep;
-use crate::lanes::{Eval, Inputs, Seed, by_lanes, lanes_for, tape_lanes};
+use crate::lanes::{Eval, Inputs, Seed, by_lanes, chunk_lanes, lanes_for, tape_lanes};
 use crate::sweeps::{Work, check_sizes};
 use forward::DualVec;
 use reverse::{AdjointsVec, Recording, Var};
@@ -221,10 +221,10 @@ pub(crate) fn reverse(
     colours: &Colouring,
     out: &mut Compressed,
 ) {
-    match tape_lanes(colours.count) {
+    // The lanes a compiled vector sweep takes (see `Recording::compile_lanes`).
+    match chunk_lanes(colours.count) {
         1 => reverse_lanes::<1>(rec, xs, ys, colours, out),
         2 => reverse_lanes::<2>(rec, xs, ys, colours, out),
-        3 => reverse_lanes::<3>(rec, xs, ys, colours, out),
         4 => reverse_lanes::<4>(rec, xs, ys, colours, out),
         _ => reverse_lanes::<8>(rec, xs, ys, colours, out),
     }

@@ -2,6 +2,7 @@
 //! one point (a [`PreparedSparseJacobian`] used once).
 
 use super::{PreparedSparseJacobian, SparseJacobian, SparseOptions};
+use crate::prepared::Preparation;
 use shared_ops::{Error, Function};
 
 /// The sparse Jacobian of `f` at `x`: detection, colouring, compressed sweeps and CSR output,
@@ -60,5 +61,5 @@ pub fn sparse_jacobian_with<F: Function + Sync>(
     x: &[f64],
     options: SparseOptions,
 ) -> Result<SparseJacobian, Error> {
-    PreparedSparseJacobian::prepare(f, x, options)?.once(x)
+    PreparedSparseJacobian::prepare(f, x, options, Preparation::Record)?.once(x)
 }

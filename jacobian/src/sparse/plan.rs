@@ -2,8 +2,8 @@
 //! why.
 
 use super::Detection;
-use crate::lanes::{lanes_for, tape_lanes};
-use crate::plan::{cost, estimate};
+use crate::lanes::{chunk_lanes, lanes_for};
+use crate::plan::{Compilation, Replay, cost, estimate};
 use core::fmt;
 
 /// How a sparse Jacobian is computed.
@@ -40,7 +40,7 @@ impl Strategy {
             Strategy::DenseForward => (n, lanes_for(n)),
             Strategy::DenseReverse => (m, crate::sweeps::reverse_lanes(m)),
             Strategy::Columns => (colours.0, lanes_for(colours.0)),
-            Strategy::Rows => (colours.1, tape_lanes(colours.1)),
+            Strategy::Rows => (colours.1, chunk_lanes(colours.1)),
         };
         (per.div_ceil(lanes).max(1), lanes)
     }
@@ -127,6 +127,13 @@ pub struct SparsePlan {
     pub reason: String,
     /// For a prepared Jacobian: why the pattern was detected again at this call, if it was.
     pub redetected: Option<String>,
+    /// How the sweeps obtained their recording: `NotRecorded` for sweeps by columns; for a
+    /// prepared Jacobian by rows, re-evaluated or recorded afresh at this point (see
+    /// [`PreparedSparseJacobian::with_preparation`](crate::sparse::PreparedSparseJacobian::with_preparation)).
+    pub replay: Replay,
+    /// What compiling the recording of sweeps by rows made (feature `jit`), once a prepared
+    /// Jacobian tried.
+    pub compiled: Option<Compilation>,
 }
 
 impl SparsePlan {
@@ -208,6 +215,12 @@ impl fmt::Display for SparsePlan {
         }
         if let Some(why) = &self.redetected {
             write!(f, "; pattern detected again: {why}")?;
+        }
+        if let Replay::Rerecorded(why) = &self.replay {
+            write!(f, "; recorded afresh: {why}")?;
+        }
+        if let Some(c) = &self.compiled {
+            write!(f, "; {c}")?;
         }
         Ok(())
     }

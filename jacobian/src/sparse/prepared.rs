@@ -6,7 +6,12 @@ use super::compressed::{self, Compressed, Gather, Read};
 use super::detect::{Detected, detect_jacobian};
 use super::plan::{SparsePlan, Strategy, choose};
 use super::{Colouring, Detection, Pattern, SparseJacobian, SparseOptions};
-use crate::sweeps::{self, Recorded};
+use crate::lanes::chunk_lanes;
+use crate::plan::Replay;
+use crate::prepared::Preparation;
+use crate::prepared::compilation::compile_timed;
+use crate::prepared::recording::Kept;
+use crate::sweeps::Recorded;
 use crate::{Mode, Options};
 use nalgebra_sparse::CsrMatrix;
 use nalgebra_sparse::pattern::SparsityPattern;
@@ -54,8 +59,11 @@ pub struct PreparedSparseJacobian<F> {
     columns: Option<Colouring>,
     rows: Option<Colouring>,
     plan: SparsePlan,
-    /// The local detection's recording, swept by the first `Rows` call.
-    recorded: Option<Recorded>,
+    /// How sweeps by rows obtain their recording (never `Auto` for a one-shot call: `Record`).
+    preparation: Preparation,
+    /// The recording of sweeps by rows (the detection's, for a one-shot call), and what
+    /// compiling it made.
+    kept: Kept,
     buffer: Compressed,
     /// How the compressed sweeps of the current strategy are read back (made at its first use).
     gather: Option<Gather>,
@@ -74,13 +82,67 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
 
     /// As [`new`](Self::new), with explicit options.
     pub fn with_options(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
-        let mut p = Self::prepare(f, x, options)?;
+        Self::with_preparation(f, x, options, Preparation::Auto)
+    }
+
+    /// As [`with_options`](Self::with_options), with the recording of sweeps by rows obtained
+    /// by `preparation`, as a [`PreparedJacobian`](crate::PreparedJacobian)'s: re-evaluated at
+    /// each call (`Reevaluate`), recorded afresh (`Record`), compiled now (`Compile`, feature
+    /// `jit`: its forward pass and its vector sweep; after a new detection, at the next call
+    /// by rows), or re-evaluated and
+    /// compiled once the calls by rows have taken [`Preparation::COMPILE_AFTER`], where the
+    /// compiled calls are faster (`Auto`, what [`new`](Self::new) does). Each call's plan
+    /// says how it obtained the recording ([`SparsePlan::replay`]) and what compiling made
+    /// ([`SparsePlan::compiled`]). Sweeps by columns record nothing.
+    ///
+    /// ```
+    /// use jacobian::sparse::{PreparedSparseJacobian, SparseOptions, Strategy};
+    /// use jacobian::{Function, Mode, Op, Preparation, Replay};
+    /// struct F;
+    /// impl Function for F {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         (0..x.len()).map(|i| x[i].sin() * x[(i + 1) % x.len()]).collect()
+    ///     }
+    /// }
+    /// let options = SparseOptions { mode: Mode::Reverse, ..SparseOptions::default() };
+    /// let mut p = PreparedSparseJacobian::with_preparation(F, &[1.0; 6], options, Preparation::Compile)?;
+    /// let j = p.jacobian(&[0.5; 6])?;
+    /// assert_eq!(j.plan.strategy, Strategy::Rows);
+    /// assert_eq!(j.triplets()[..2], [(0, 0, 0.5_f64.cos() * 0.5), (0, 1, 0.5_f64.sin())]);
+    /// // Machine code, or (without the feature `jit`) the reason there is none.
+    /// let c = j.plan.compiled.as_ref().expect("compiled on request");
+    /// assert!(c.code_bytes > 0 || c.declined.is_some());
+    /// assert_eq!(p.jacobian(&[0.25; 6])?.plan.replay, Replay::Reevaluated);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn with_preparation(
+        f: F,
+        x: &[f64],
+        options: SparseOptions,
+        preparation: Preparation,
+    ) -> Result<Self, Error> {
+        let mut p = Self::prepare(f, x, options, preparation)?;
         // Kept for the next calls: its memory is this object's own.
-        p.recorded = p.recorded.take().map(Recorded::into_owned);
+        p.kept.recorded = p.kept.recorded.take().map(Recorded::into_owned);
+        if p.plan.strategy == Strategy::Rows && preparation != Preparation::Record {
+            p.kept.at(&p.f, x, Some(p.plan.m))?;
+            if preparation == Preparation::Compile {
+                p.compile(x, 0, false)?;
+            }
+        }
         Ok(p)
     }
 
-    pub(super) fn prepare(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
+    pub(super) fn prepare(
+        f: F,
+        x: &[f64],
+        options: SparseOptions,
+        preparation: Preparation,
+    ) -> Result<Self, Error> {
         let detected = detect_jacobian(&f, x, options.detection, true)?;
         let mut prepared = PreparedSparseJacobian {
             f,
@@ -106,8 +168,11 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 estimates: [0.0; 4],
                 reason: String::new(),
                 redetected: None,
+                replay: Replay::NotRecorded,
+                compiled: None,
             },
-            recorded: None,
+            preparation,
+            kept: Kept::new(None, preparation),
             buffer: Compressed::default(),
             gather: None,
             redetections: 0,
@@ -203,13 +268,17 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             estimates,
             reason,
             redetected: None,
+            replay: Replay::NotRecorded,
+            compiled: None,
         };
         (self.columns, self.rows) = (columns, rows);
-        // Only sweeps by rows use the recording; otherwise its buffers go back to the thread
-        // now (for bundle adjustment, tens of megabytes a prepared object would hold).
-        self.recorded = (d.recording)
-            .filter(|_| strategy == Strategy::Rows)
+        // Only sweeps by rows that record afresh at each call use the detection's recording
+        // (at its own point); otherwise its buffers go back to the thread now (for bundle
+        // adjustment, tens of megabytes a prepared object would hold).
+        let recorded = (d.recording)
+            .filter(|_| strategy == Strategy::Rows && self.preparation == Preparation::Record)
             .map(|(rec, xs, ys)| Recorded::for_one_call(rec, xs, ys));
+        self.kept = Kept::new(recorded, self.preparation);
         self.pattern = p;
         self.transpose = transpose;
         self.source = next_source();
@@ -326,7 +395,8 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         if strategy != Strategy::Rows {
             // What only sweeps by rows read: the detection's recording (its buffers go back to
             // the thread) and the compressed matrix of their adjoints.
-            self.recorded = None;
+            self.kept = Kept::new(None, self.preparation);
+            self.plan.compiled = None;
             self.buffer.b = Vec::new();
         }
         // Earlier results carry the old strategy's colours: `jacobian_into` replaces them whole.
@@ -492,6 +562,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     /// The sweeps of the strategy: writes the nonzeros in the pattern's order into `values`
     /// (and f(x) into the buffer); returns whether the compressed results fit the pattern.
     fn sweep(&mut self, x: &[f64], values: &mut [f64]) -> Result<bool, Error> {
+        self.plan.replay = Replay::NotRecorded;
         let (p, m, check) = (&self.pattern, self.plan.m, self.check);
         let b = &mut self.buffer;
         let clean = match self.plan.strategy {
@@ -508,21 +579,22 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             }
             Strategy::Rows => {
                 let c = self.rows.as_ref().expect("coloured rows");
-                // The detection's recording serves only the point it was made at.
-                let at_x = |r: &Recorded| r.xs.iter().zip(x).all(|(v, &x)| v.value() == x);
-                let r = match self.recorded.take() {
-                    Some(r) if at_x(&r) => r,
-                    last => sweeps::record_plain_again(&self.f, x, Some(m), last)?,
-                };
+                let start = self.kept.start();
+                let (replay, r) = rows_recording(&self.f, &mut self.kept, x, m)?;
                 compressed::reverse(&r.rec, &r.xs, &r.ys, c, b);
-                self.recorded = Some(r);
-                if check {
+                let clean = if check {
                     let gather = self.gather.get_or_insert_with(|| Gather::rows(p, c));
                     gather.read(&b.b, values)
                 } else {
                     Gather::read_once(Gather::row_slots(p, c), &b.b, values);
                     true
+                };
+                if let Some((calls, only_if_faster)) = self.kept.count(start) {
+                    self.compile(x, calls, only_if_faster)?;
                 }
+                // (After compiling, whose timed calls re-evaluate.)
+                self.plan.replay = replay;
+                clean
             }
             strategy => {
                 let options = Options {
@@ -534,6 +606,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
                 };
                 let j = crate::jacobian_with_options(&self.f, x, options)?;
                 self.plan.threads = j.plan.threads;
+                self.plan.replay = j.plan.replay;
                 check_length(m, j.value.len())?;
                 let entries = (0..m).flat_map(|i| p.row(i).iter().map(move |&k| (i, k)));
                 for (v, (i, k)) in values.iter_mut().zip(entries) {
@@ -545,6 +618,41 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         };
         Ok(clean)
     }
+
+    /// Compiles the recording of sweeps by rows after `calls` calls, timing calls before and
+    /// after; with `only_if_faster`, drops the code again if the compiled calls are not faster.
+    fn compile(&mut self, x: &[f64], calls: usize, only_if_faster: bool) -> Result<(), Error> {
+        let lanes = chunk_lanes(self.rows.as_ref().map_or(1, |c| c.count));
+        let mut values = vec![0.0; self.pattern.nnz()];
+        let c = compile_timed(
+            self,
+            |p| p.sweep(x, &mut values).map(drop),
+            |p| p.kept.compile(lanes),
+            |p| p.kept.forget(),
+            only_if_faster,
+            calls,
+        )?;
+        self.plan.compiled = Some(c.clone());
+        self.kept.compilation = Some(c);
+        Ok(())
+    }
+}
+
+/// The recording of sweeps by rows at `x`: the detection's (or the last one recorded afresh)
+/// at its own point, else what `kept` makes of it there.
+fn rows_recording<'a, F: Function>(
+    f: &F,
+    kept: &'a mut Kept,
+    x: &[f64],
+    m: usize,
+) -> Result<(Replay, &'a Recorded), Error> {
+    let here =
+        |r: &Recorded| !r.rec.is_replayable() && r.xs.iter().zip(x).all(|(v, &x)| v.value() == x);
+    if kept.recorded.as_ref().is_some_and(here) {
+        return Ok((Replay::Recorded, kept.recorded.as_ref().expect("tested")));
+    }
+    let (replay, r) = kept.at(f, x, Some(m))?;
+    Ok((replay, r))
 }
 
 /// A number for each adopted pattern (and each prepared Hessian's colouring), so that

@@ -23,5 +23,6 @@ mod seed_matrices;
 mod seeds;
 mod sparse;
 mod sparse_drivers;
+mod sparse_replay;
 mod sparse_sweeps;
 mod structural;

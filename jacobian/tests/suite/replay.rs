@@ -1,7 +1,7 @@
 //! Re-evaluation of recordings at new points: bit for bit what a fresh recording gives, on
 //! generated programs with branches; guards that fail where a branch flips; the errors.
 
-use crate::common::{Program, cases, program};
+use crate::common::{Program, cases, program, until_compiled};
 use forward::Dual;
 use jacobian::{Function, Op, Preparation, PreparedGradient, Replay};
 use proptest::prelude::*;
@@ -11,8 +11,8 @@ use reverse::{Float, ReplayError, Tape, Var};
 /// comparisons of its values, and the rules with pieces (`max`, `floor`, `%`, …), a dot
 /// product and a sum with constants among the terms.
 #[derive(Clone, Debug)]
-struct Branchy {
-    base: Program,
+pub(crate) struct Branchy {
+    pub(crate) base: Program,
     steps: Vec<(u8, usize, usize)>,
 }
 
@@ -68,7 +68,7 @@ impl Function for Branchy {
 }
 
 /// Branchy programs with a recording point and a new point.
-fn branchy() -> impl Strategy<Value = (Branchy, Vec<f64>, Vec<f64>)> {
+pub(crate) fn branchy() -> impl Strategy<Value = (Branchy, Vec<f64>, Vec<f64>)> {
     (
         program(),
         prop::collection::vec((any::<u8>(), any::<usize>(), any::<usize>()), 0..8),
@@ -102,7 +102,7 @@ fn fresh(f: &impl Function, x: &[f64]) -> (Vec<f64>, Vec<Vec<f64>>) {
 /// The bits of each number, every NaN as one: Rust leaves the sign and payload of a NaN that
 /// arithmetic makes unspecified (a sweep that subtracts and one that adds a negation may
 /// differ there).
-fn bits(v: &[f64]) -> Vec<u64> {
+pub(crate) fn bits(v: &[f64]) -> Vec<u64> {
     v.iter()
         .map(|x| if x.is_nan() { f64::NAN } else { *x }.to_bits())
         .collect()
@@ -624,34 +624,10 @@ fn auto_compiles_a_prepared_jacobian_called_often() {
     let x0 = [0.3, 0.9, -0.4];
     let mut p =
         jacobian::PreparedJacobian::with_mode(Eleven, &x0, jacobian::Mode::Reverse).unwrap();
-    let (mut calls, start) = (0, std::time::Instant::now());
-    let compiled = loop {
-        let j = p.jacobian(&[0.3, 0.9, -0.4]).unwrap();
-        calls += 1;
-        if let Some(c) = j.plan.compiled {
-            break c;
-        }
-        assert!(
-            !cfg!(feature = "jit") || start.elapsed().as_secs() < 60,
-            "not compiled after {calls} calls"
-        );
-        if !cfg!(feature = "jit") && calls == 100 {
-            return; // Nothing to compile without the feature: the plan says nothing of it.
-        }
+    let call = || p.jacobian(&[0.3, 0.9, -0.4]).unwrap().plan.compiled;
+    let Some(compiled) = until_compiled(call) else {
+        return;
     };
-    // Compiled during the call that passed the budget, after the calls before it.
-    assert_eq!(compiled.after_calls, calls, "{compiled:?}");
-    assert!(
-        compiled.code_bytes > 0
-            || compiled.declined.as_deref() == Some("compiled calls were not faster"),
-        "{compiled:?}"
-    );
-    assert!(
-        compiled
-            .to_string()
-            .contains(&format!("after {calls} calls")),
-        "{compiled}"
-    );
     for x in [[0.5, 0.7, 1.1], [1.5, 0.2, -0.3]] {
         let got = p.jacobian(&x).unwrap();
         let want = jacobian::jacobian_with(&Eleven, &x, jacobian::Mode::Reverse).unwrap();
