@@ -1,10 +1,13 @@
 //! The choice among dense and compressed sweeps for a sparse Jacobian, and the plan that says
 //! why.
 
-use super::Detection;
+use super::colouring::{Colouring, Order, colour_columns_with};
+use super::{Counts, Detection, Pattern};
+use crate::Mode;
 use crate::lanes::{chunk_lanes, lanes_for};
 use crate::plan::{Compilation, Replay, cost, estimate};
 use core::fmt;
+use std::cell::OnceCell;
 
 /// How a sparse Jacobian is computed.
 ///
@@ -223,6 +226,117 @@ impl fmt::Display for SparsePlan {
             write!(f, "; {c}")?;
         }
         Ok(())
+    }
+}
+
+/// A detected pattern, coloured and planned: the plan, the colourings it made, and the
+/// pattern's transpose if a colouring needed it.
+pub(super) struct Planned {
+    pub plan: SparsePlan,
+    pub columns: Option<Colouring>,
+    pub rows: Option<Colouring>,
+    pub transpose: OnceCell<Pattern>,
+}
+
+/// Colours the pattern `p` that `detection` found (`counts`, if the detection took them) and
+/// chooses the strategy: by columns for `Forward`, by rows for `Reverse`, the cheapest of four
+/// for `Auto`.
+///
+/// Under `Auto` the side with the smaller lower bound is coloured first, and the other only
+/// if its lower bound leaves it a chance: colouring rows that share long columns (the camera
+/// columns of bundle adjustment) costs far more than the sweeps it could save.
+pub(super) fn colour_and_plan(
+    p: &Pattern,
+    counts: Option<Counts>,
+    mode: Mode,
+    order: Order,
+    detection: Detection,
+    fallback: Option<String>,
+) -> Planned {
+    let (n, m) = (p.cols(), p.rows());
+    // The transpose only if a colouring needs it (the natural order's columns do not).
+    let transpose = OnceCell::new();
+    let t = || transpose.get_or_init(|| p.transpose());
+    // The counts give both bounds, and start the columns' colouring (the tracer took them
+    // as it wrote the pattern).
+    let counts = counts.unwrap_or_else(|| p.counts());
+    let bounds = (counts.longest_row, counts.longest_column());
+    let mut counts = Some(counts);
+    let mut colour_columns = || colour_columns_with(p, transpose.get(), t, order, counts.take());
+    let colour_rows = || colour_columns_with(t(), Some(p), || p, order, None);
+    let (mut columns, mut rows) = (None, None);
+    match mode {
+        Mode::Forward => columns = Some(colour_columns()),
+        Mode::Reverse => rows = Some(colour_rows()),
+        Mode::Auto => {
+            let first_columns = bounds.0 <= bounds.1;
+            let first = if first_columns {
+                colour_columns()
+            } else {
+                colour_rows()
+            };
+            // The other side at its lower bound, against the first at its colours.
+            let (mine, other, counts) = if first_columns {
+                (Strategy::Columns, Strategy::Rows, (first.count, bounds.1))
+            } else {
+                (Strategy::Rows, Strategy::Columns, (bounds.0, first.count))
+            };
+            let hope = other.estimate(n, m, counts) < mine.estimate(n, m, counts);
+            if first_columns {
+                rows = hope.then(colour_rows);
+                columns = Some(first);
+            } else {
+                columns = hope.then(colour_columns);
+                rows = Some(first);
+            }
+        }
+    }
+    let count = |c: &Option<Colouring>| c.as_ref().map(|c| c.count);
+    let (column_colours, row_colours) = (count(&columns), count(&rows));
+    let counts = (
+        column_colours.unwrap_or(bounds.0),
+        row_colours.unwrap_or(bounds.1),
+    );
+    let (strategy, estimates, reason) = match mode {
+        Mode::Forward => (
+            Strategy::Columns,
+            [0.0; 4],
+            "mode forced by the caller".into(),
+        ),
+        Mode::Reverse => (Strategy::Rows, [0.0; 4], "mode forced by the caller".into()),
+        Mode::Auto => choose(n, m, p.nnz(), counts, (column_colours, row_colours)),
+    };
+    let estimates = if mode == Mode::Auto {
+        estimates
+    } else {
+        Strategy::ALL.map(|s| s.estimate(n, m, counts))
+    };
+    let (sweeps, lanes) = strategy.sweeps(n, m, counts);
+    let plan = SparsePlan {
+        strategy,
+        detection,
+        fallback,
+        n,
+        m,
+        nnz: p.nnz(),
+        column_colours,
+        column_bound: bounds.0,
+        row_colours,
+        row_bound: bounds.1,
+        sweeps,
+        lanes,
+        threads: 1,
+        estimates,
+        reason,
+        redetected: None,
+        replay: Replay::NotRecorded,
+        compiled: None,
+    };
+    Planned {
+        plan,
+        columns,
+        rows,
+        transpose,
     }
 }
 

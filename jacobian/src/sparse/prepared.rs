@@ -4,7 +4,7 @@
 use super::colouring::colour_columns_with;
 use super::compressed::{self, Compressed, Gather, Read};
 use super::detect::{Detected, detect_jacobian};
-use super::plan::{SparsePlan, Strategy, choose};
+use super::plan::{SparsePlan, Strategy, colour_and_plan};
 use super::{Colouring, Detection, Pattern, SparseJacobian, SparseOptions};
 use crate::lanes::chunk_lanes;
 use crate::plan::Replay;
@@ -183,95 +183,14 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
         Ok(prepared)
     }
 
-    /// Takes a detected pattern: colours it, plans, keeps what the sweeps need.
-    ///
-    /// Under `Auto` the side with the smaller lower bound is coloured first, and the other only
-    /// if its lower bound leaves it a chance: colouring rows that share long columns (the
-    /// camera columns of bundle adjustment) costs far more than the sweeps it could save.
+    /// Takes a detected pattern: colours it and plans (see [`colour_and_plan`]), keeps what
+    /// the sweeps need.
     fn adopt(&mut self, d: Detected) {
-        let p = d.pattern;
-        let (n, m) = (p.cols(), p.rows());
-        // The transpose only if a colouring needs it (the natural order's columns do not).
-        let transpose = OnceCell::new();
-        let t = || transpose.get_or_init(|| p.transpose());
-        let order = self.options.order;
-        // The counts give both bounds, and start the columns' colouring (the tracer took them
-        // as it wrote the pattern).
-        let counts = d.counts.unwrap_or_else(|| p.counts());
-        let bounds = (counts.longest_row, counts.longest_column());
-        let mut counts = Some(counts);
-        let mut colour_columns =
-            || colour_columns_with(&p, transpose.get(), t, order, counts.take());
-        let colour_rows = || colour_columns_with(t(), Some(&p), || &p, order, None);
-        let (mut columns, mut rows) = (None, None);
-        match self.options.mode {
-            Mode::Forward => columns = Some(colour_columns()),
-            Mode::Reverse => rows = Some(colour_rows()),
-            Mode::Auto => {
-                let first_columns = bounds.0 <= bounds.1;
-                let first = if first_columns {
-                    colour_columns()
-                } else {
-                    colour_rows()
-                };
-                // The other side at its lower bound, against the first at its colours.
-                let (mine, other, counts) = if first_columns {
-                    (Strategy::Columns, Strategy::Rows, (first.count, bounds.1))
-                } else {
-                    (Strategy::Rows, Strategy::Columns, (bounds.0, first.count))
-                };
-                let hope = other.estimate(n, m, counts) < mine.estimate(n, m, counts);
-                if first_columns {
-                    rows = hope.then(colour_rows);
-                    columns = Some(first);
-                } else {
-                    columns = hope.then(colour_columns);
-                    rows = Some(first);
-                }
-            }
-        }
-        let count = |c: &Option<Colouring>| c.as_ref().map(|c| c.count);
-        let (column_colours, row_colours) = (count(&columns), count(&rows));
-        let counts = (
-            column_colours.unwrap_or(bounds.0),
-            row_colours.unwrap_or(bounds.1),
-        );
-        let (strategy, estimates, reason) = match self.options.mode {
-            Mode::Forward => (
-                Strategy::Columns,
-                [0.0; 4],
-                "mode forced by the caller".into(),
-            ),
-            Mode::Reverse => (Strategy::Rows, [0.0; 4], "mode forced by the caller".into()),
-            Mode::Auto => choose(n, m, p.nnz(), counts, (column_colours, row_colours)),
-        };
-        let estimates = if self.options.mode == Mode::Auto {
-            estimates
-        } else {
-            Strategy::ALL.map(|s| s.estimate(n, m, counts))
-        };
-        let (sweeps, lanes) = strategy.sweeps(n, m, counts);
-        self.plan = SparsePlan {
-            strategy,
-            detection: d.ran,
-            fallback: d.fallback,
-            n,
-            m,
-            nnz: p.nnz(),
-            column_colours,
-            column_bound: bounds.0,
-            row_colours,
-            row_bound: bounds.1,
-            sweeps,
-            lanes,
-            threads: 1,
-            estimates,
-            reason,
-            redetected: None,
-            replay: Replay::NotRecorded,
-            compiled: None,
-        };
-        (self.columns, self.rows) = (columns, rows);
+        let (o, p) = (&self.options, d.pattern);
+        let planned = colour_and_plan(&p, d.counts, o.mode, o.order, d.ran, d.fallback);
+        let strategy = planned.plan.strategy;
+        self.plan = planned.plan;
+        (self.columns, self.rows) = (planned.columns, planned.rows);
         // Only sweeps by rows that record afresh at each call use the detection's recording
         // (at its own point); otherwise its buffers go back to the thread now (for bundle
         // adjustment, tens of megabytes a prepared object would hold).
@@ -280,7 +199,7 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
             .map(|(rec, xs, ys)| Recorded::for_one_call(rec, xs, ys));
         self.kept = Kept::new(recorded, self.preparation);
         self.pattern = p;
-        self.transpose = transpose;
+        self.transpose = planned.transpose;
         self.source = next_source();
         self.gather = None;
     }
