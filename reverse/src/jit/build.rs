@@ -65,8 +65,8 @@ pub(super) fn build(
             limit: MOST_NODES,
         });
     }
-    // The interpreter's preparation: the constants after the nodes, the n-ary operands.
-    p.compile(d)?;
+    // What the code reads: the constants after the nodes, the n-ary operands.
+    p.operands()?;
     let nodes = shape::nodes(d, p);
     let regions = shape::regions(&nodes);
     let n = nodes.len();

@@ -61,7 +61,7 @@ impl Gradient {
         }
         let args = &p
             .derived
-            .get::<crate::replay::compile::Compiled<f64>>()
+            .get::<crate::replay::compile::Operands>()
             .expect("prepared when compiled")
             .args;
         macro_rules! arrays {

@@ -120,14 +120,27 @@ pub(super) struct Group {
     pub end: u32,
 }
 
-/// The program prepared for re-evaluation.
+/// What every evaluation of the program reads (see [`Program::operands`]): the n-ary nodes'
+/// operands as indices into `values`, where the constants follow the nodes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Operands {
+    pub(crate) args: Vec<u32>,
+}
+
+impl Derived for Operands {
+    fn capacity_bytes(&self) -> usize {
+        self.args.capacity() * 4
+    }
+    derived_any!();
+}
+
+/// The program prepared for re-evaluation by the interpreter.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Compiled<T> {
     /// The nodes but the inputs, in recording order.
     pub(super) code: Vec<Code>,
     /// The groups, in recording order.
     pub(super) groups: Vec<Group>,
-    pub(crate) args: Vec<u32>,
     /// The node of each input, and the first if they are consecutive (as `Tape::vars` makes
     /// them): then they are written as one slice.
     pub(super) inputs: Vec<u32>,
@@ -140,7 +153,7 @@ impl<T: Op> Derived for Compiled<T> {
     fn capacity_bytes(&self) -> usize {
         self.code.capacity() * size_of::<Code>()
             + self.groups.capacity() * size_of::<Group>()
-            + (self.args.capacity() + self.inputs.capacity()) * 4
+            + self.inputs.capacity() * 4
             + self.previous.capacity() * size_of::<T>()
     }
     derived_any!();
@@ -175,17 +188,32 @@ impl<T: Op> Program<T> {
         }
     }
 
-    /// Prepares the re-evaluation (once per recording, see the module's text); the constants
-    /// move behind the nodes' values.
+    /// Prepares what every evaluation reads, interpreted or compiled (once per recording):
+    /// the constants move behind the nodes' values, and the n-ary operands become indices
+    /// into them ([`Operands`]).
+    pub(crate) fn operands(&mut self) -> Result<(), ReplayError> {
+        if self.derived.get::<Operands>().is_some() {
+            return Ok(());
+        }
+        if let Some(i) = self.forms.iter().position(|&f| f == Form::Opaque) {
+            return Err(ReplayError::Opaque { node: i as u32 });
+        }
+        let n = self.len();
+        let args = self.args.iter().map(|&r| slot(r, n)).collect();
+        self.values.extend_from_slice(&self.consts);
+        self.derived.put(Operands { args });
+        Ok(())
+    }
+
+    /// Prepares the interpreter's re-evaluation (once per recording, see the module's text),
+    /// after [`operands`](Self::operands).
     pub(crate) fn compile(&mut self, d: &TapeData<T>) -> Result<(), ReplayError> {
         if self.derived.get::<Compiled<T>>().is_some() {
             return Ok(());
         }
+        self.operands()?;
         let n = self.len();
-        if let Some(i) = self.forms.iter().position(|&f| f == Form::Opaque) {
-            return Err(ReplayError::Opaque { node: i as u32 });
-        }
-        let args: Vec<u32> = self.args.iter().map(|&r| slot(r, n)).collect();
+        let args = &self.derived.get::<Operands>().expect("made above").args;
         // Each node's level within its window: one more than its operands' in the window.
         let inputs: Vec<u32> = (0..n as u32)
             .filter(|&i| self.forms[i as usize] == Form::Input)
@@ -268,11 +296,9 @@ impl<T: Op> Program<T> {
             [only] => Some(only),
             _ => None,
         };
-        self.values.extend_from_slice(&self.consts);
         self.derived.put(Compiled::<T> {
             code,
             groups,
-            args,
             inputs,
             first_input,
             previous: Vec::new(),
@@ -317,7 +343,10 @@ mod tests {
                     assert_eq!(Kernel::of(p.ops[i], p.forms[i]), g.kernel);
                     let (a, b) = p.slots(i, n);
                     let operands: Vec<u32> = match p.forms[i] {
-                        Form::Many => c.args[a as usize..(a + b) as usize].to_vec(),
+                        Form::Many => {
+                            let args = &p.derived.get::<Operands>().unwrap().args;
+                            args[a as usize..(a + b) as usize].to_vec()
+                        }
                         _ => vec![a, b],
                     };
                     assert!(

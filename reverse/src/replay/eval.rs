@@ -2,7 +2,7 @@
 //! writing every partial into the edge the recording gave it, so that the sweeps that follow
 //! are the ones a fresh recording would make.
 
-use super::compile::{Compiled, Kernel};
+use super::compile::{Compiled, Kernel, Operands};
 use super::error::{self, GuardFailure, ReplayError};
 use crate::storage::TapeData;
 use crate::storage::op_code::{binary, unary};
@@ -102,11 +102,18 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
             }
         }
     }
-    if native(d, p, c) {
+    if native(d, p) {
         return;
     }
     let partial = d.partials_mut();
-    let values = &mut p.values[..];
+    let Program {
+        values,
+        rules,
+        derived,
+        ..
+    } = p;
+    let values = &mut values[..];
+    let args = &derived.get::<Operands>().expect("prepared").args;
     for g in &c.groups {
         let nodes = &c.code[g.start as usize..g.end as usize];
         // The kernels read operands with `get!` and write values and partials with `set!`.
@@ -177,10 +184,10 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
                 write(partial, e, form, da, db);
                 v
             }),
-            Kernel::Sum => each!(|a, b, _e| sum(values, &c.args[a..a + b])),
-            Kernel::Dot => each!(|a, b, e| dot(values, &c.args[a..a + b], n, partial, e)),
-            Kernel::MulAdd => each!(|a, _b, e| fused(values, &c.args[a..a + 3], n, partial, e)),
-            Kernel::Custom => match &p.rules[g.rule as usize].eval {
+            Kernel::Sum => each!(|a, b, _e| sum(values, &args[a..a + b])),
+            Kernel::Dot => each!(|a, b, e| dot(values, &args[a..a + b], n, partial, e)),
+            Kernel::MulAdd => each!(|a, _b, e| fused(values, &args[a..a + 3], n, partial, e)),
+            Kernel::Custom => match &rules[g.rule as usize].eval {
                 RuleFn::Unary(f) => each!(|a, _b, e| {
                     let (v, dv) = f(get!(a));
                     write(partial, e, form, dv, dv);
@@ -197,7 +204,7 @@ fn run<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>, x: &[T])
 }
 
 /// The pass by the recording's machine code, if it was compiled (see `jit`): false if not.
-fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>) -> bool {
+fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>) -> bool {
     let Program {
         derived,
         values,
@@ -215,7 +222,8 @@ fn native<T: Op>(d: &mut TapeData<T>, p: &mut Program<T>, c: &Compiled<T>) -> bo
     let (Some(d), Some(values), Some(rules)) = (d, values, rules) else {
         unreachable!("machine code for a recording not of f64");
     };
-    m.forward(values, d.partials_mut(), &c.args, forms, rules);
+    let args = &derived.get::<Operands>().expect("prepared").args;
+    m.forward(values, d.partials_mut(), args, forms, rules);
     true
 }
 
