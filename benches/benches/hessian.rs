@@ -4,12 +4,14 @@
 //!
 //! Ids per group `hessian_<function>_n=<n>`: `f64` (the plain function, the unit of every
 //! ratio), `gradient` (ours, one recording and one sweep), `auto`, one id per pair
-//! (`forward_over_reverse`, …), `hvp` (one Hessian-vector product), `hvp_many_8` (eight
+//! (`forward_over_reverse`, …), `hvp` (one Hessian-vector product), `prepared_hvp` and
+//! `compiled_hvp` (a [`PreparedHvp`]'s product at the same point: its recording re-evaluated,
+//! and compiled), `hvp_many_8` (eight
 //! directions in one recording) against `hvp_8_calls` (eight `hvp`s), and with peers
 //! `echidna_hessian_vec8` (record, then `hessian_vec::<8>`: 8 directions per sweep),
 //! `echidna_hessian` (record, then one direction per sweep), `echidna_hvp` (record, then `hvp`)
 //! and `echidna_hessian_vec8_prerecorded` (the recording outside the timed call: echidna's
-//! bytecode tape can be re-evaluated at a new point, which ours cannot yet).
+//! bytecode tape re-evaluated at a new point, as `prepared_hvp` re-evaluates ours).
 //!
 //! ```text
 //! cargo bench -p benches --features peers --bench hessian
@@ -18,7 +20,7 @@
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
-use jacobian::Pair;
+use jacobian::{Pair, Preparation, PreparedHvp};
 use std::hint::black_box;
 use workloads::{
     Function, Rosenbrock, SinQuad, assert_close, rosenbrock_hessian, rosenbrock_input,
@@ -53,6 +55,22 @@ fn pairs<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64]
     group.bench_function("hvp", |b| {
         b.iter(|| jacobian::hvp(f, black_box(x), black_box(&v)).unwrap())
     });
+    // Prepared: the directional derivative recorded once, re-evaluated at each call, and
+    // compiled (feature `jit`); both agree with `hvp` to rounding and with each other exactly.
+    let want_hv = jacobian::hvp(f, x, &v).unwrap().product;
+    let mut last = None;
+    for (name, preparation) in [
+        ("prepared_hvp", Preparation::Reevaluate),
+        ("compiled_hvp", Preparation::Compile),
+    ] {
+        let mut p = PreparedHvp::with_preparation(f, x, preparation).unwrap();
+        let got = p.hvp(x, &v).unwrap().product;
+        assert_close(&got, &want_hv, 1e-12, name);
+        assert_eq!(*last.get_or_insert_with(|| got.clone()), got, "{name}");
+        group.bench_function(name, |b| {
+            b.iter(|| p.hvp(black_box(x), black_box(&v)).unwrap())
+        });
+    }
     // Eight directions: one recording of 8-tangent duals, against eight `hvp` calls.
     let n = x.len();
     let vs = nalgebra::DMatrix::from_fn(n, 8, |i, k| ((i + 3 * k) as f64).sin());

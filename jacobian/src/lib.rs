@@ -56,7 +56,7 @@ pub use hessian::{
 /// The nalgebra of the drivers' signatures (`DMatrix`), so that a user needs no version pin.
 pub use nalgebra;
 pub use plan::{Compilation, Direction, Estimate, Mode, Plan, Replay, cost, estimate};
-pub use prepared::{Preparation, PreparedGradient, PreparedJacobian, PreparedPlan};
+pub use prepared::{Preparation, PreparedGradient, PreparedHvp, PreparedJacobian, PreparedPlan};
 #[allow(unused_imports)]
 pub use report::*;
 pub use shared_ops::{Error, Function, Lift, Op, Real};
@@ -84,8 +84,8 @@ pub use transforms::{Grad, JacFwd, JacRev, Jvp, Vjp};
 /// ```
 pub mod prelude {
     pub use crate::{
-        Direction, Grad, JacFwd, JacRev, Jvp, Mode, PreparedGradient, PreparedJacobian, Vjp,
-        gradient, hessian, hvp, jacobian, jacobian_with, jvp, vjp,
+        Direction, Grad, JacFwd, JacRev, Jvp, Mode, PreparedGradient, PreparedHvp,
+        PreparedJacobian, Vjp, gradient, hessian, hvp, jacobian, jacobian_with, jvp, vjp,
     };
     pub use forward::{Dual, DualVec, Taylor};
     pub use reverse::{Tape, Var};

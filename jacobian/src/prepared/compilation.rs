@@ -10,7 +10,7 @@ use std::time::Instant;
 /// `compile` makes the code (its bytes and seconds, or why not) and makes the calls run it;
 /// with `only_if_faster`, `forget` drops it again where the compiled calls are not faster.
 /// What it made, after `after_calls` calls of the object.
-pub(crate) fn compile_timed<S>(
+pub(super) fn compile_timed<S>(
     s: &mut S,
     mut call: impl FnMut(&mut S) -> Result<(), Error>,
     compile: impl FnOnce(&mut S) -> Result<(usize, f64), String>,

@@ -1,8 +1,7 @@
 //! [`PreparedJacobian`]: the Jacobian of one function at many points.
 
 use super::Preparation;
-use super::compilation::compile_timed;
-use super::recording::{Kept, take_buffers};
+use super::recording::{Kept, compile_kept, take_buffers};
 use crate::lanes::{self, Inputs, Seed, by_lanes};
 use crate::plan::{Direction, Mode, Plan, Replay};
 use crate::sweeps::{self, Recorded, Swept, forward_chunked};
@@ -175,16 +174,8 @@ impl<F: Function + Sync> PreparedJacobian<F> {
     fn compile(&mut self, x: &[f64], calls: usize, only_if_faster: bool) -> Result<(), Error> {
         let mut out = Swept::default();
         let lanes = sweeps::reverse_lanes(self.m.expect("known in reverse mode"));
-        let c = compile_timed(
-            self,
-            |p| p.sweep(x, &mut out).map(drop),
-            |p| p.kept.compile(lanes),
-            |p| p.kept.forget(),
-            only_if_faster,
-            calls,
-        )?;
-        self.kept.compilation = Some(c);
-        Ok(())
+        let call = |p: &mut Self| p.sweep(x, &mut out).map(drop);
+        compile_kept(self, |p| &mut p.kept, call, lanes, calls, only_if_faster)
     }
 
     /// Forward mode with `lanes` tangents per sweep, instead of the count the plan chooses

@@ -7,7 +7,8 @@
 //! of `f` goes the other way (a guard fails), the call records `f` afresh at that point, keeps
 //! that recording for the next calls, and says so in its [`Replay`](crate::Replay). A
 //! [`PreparedGradient`] may instead record `f` at every call in buffers of its own
-//! ([`Preparation`]), where a compiled program would be large.
+//! ([`Preparation`]), where a compiled program would be large. [`PreparedHvp`] records the
+//! directional derivative ∇f(x)·v of a function and sweeps it for Hessian-vector products.
 //!
 //! When must a prepared object be made again? Never for correctness: a recording is re-used
 //! only where every decision it depended on holds. Re-preparing pays only when `f` changes its
@@ -15,10 +16,12 @@
 
 pub(crate) mod compilation;
 mod gradient;
+mod hvp;
 mod jacobian;
 mod preparation;
 pub(crate) mod recording;
 
 pub use gradient::{PreparedGradient, PreparedPlan};
+pub use hvp::PreparedHvp;
 pub use jacobian::PreparedJacobian;
 pub use preparation::Preparation;

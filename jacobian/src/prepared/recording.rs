@@ -2,7 +2,7 @@
 //! afresh where a guard fails, compiled where that pays, and result buffers written in place.
 
 use super::Preparation;
-use super::compilation::{compile_for_lanes, forget_code};
+use super::compilation::{compile_for_lanes, compile_timed, forget_code};
 use crate::Products;
 use crate::plan::{Compilation, Replay};
 use crate::sweeps::{self, Recorded, Swept};
@@ -162,4 +162,27 @@ impl Kept {
             forget_code(r);
         }
     }
+}
+
+/// Compiles the recording `kept` finds in `s` for sweeps of `lanes` adjoints, after `calls`
+/// calls, timing `call` before and after (see [`compile_timed`]); with `only_if_faster`, drops
+/// the code again where the compiled calls are not faster. The report goes to the [`Kept`].
+pub(crate) fn compile_kept<S>(
+    s: &mut S,
+    kept: fn(&mut S) -> &mut Kept,
+    call: impl FnMut(&mut S) -> Result<(), Error>,
+    lanes: usize,
+    calls: usize,
+    only_if_faster: bool,
+) -> Result<(), Error> {
+    let c = compile_timed(
+        s,
+        call,
+        |s| kept(s).compile(lanes),
+        |s| kept(s).forget(),
+        only_if_faster,
+        calls,
+    )?;
+    kept(s).compilation = Some(c);
+    Ok(())
 }

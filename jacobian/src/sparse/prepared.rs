@@ -9,8 +9,7 @@ use super::{Colouring, Detection, Pattern, SparseJacobian, SparseOptions};
 use crate::lanes::chunk_lanes;
 use crate::plan::Replay;
 use crate::prepared::Preparation;
-use crate::prepared::compilation::compile_timed;
-use crate::prepared::recording::Kept;
+use crate::prepared::recording::{Kept, compile_kept};
 use crate::sweeps::Recorded;
 use crate::{Mode, Options};
 use nalgebra_sparse::CsrMatrix;
@@ -543,16 +542,9 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     fn compile(&mut self, x: &[f64], calls: usize, only_if_faster: bool) -> Result<(), Error> {
         let lanes = chunk_lanes(self.rows.as_ref().map_or(1, |c| c.count));
         let mut values = vec![0.0; self.pattern.nnz()];
-        let c = compile_timed(
-            self,
-            |p| p.sweep(x, &mut values).map(drop),
-            |p| p.kept.compile(lanes),
-            |p| p.kept.forget(),
-            only_if_faster,
-            calls,
-        )?;
-        self.plan.compiled = Some(c.clone());
-        self.kept.compilation = Some(c);
+        let call = |p: &mut Self| p.sweep(x, &mut values).map(drop);
+        compile_kept(self, |p| &mut p.kept, call, lanes, calls, only_if_faster)?;
+        self.plan.compiled = self.kept.compilation.clone();
         Ok(())
     }
 }

@@ -380,7 +380,7 @@ fn a_live_tape_is_replayed_in_place() {
 }
 
 /// The first output of a function.
-struct First<F>(F);
+pub(crate) struct First<F>(pub(crate) F);
 impl<F: Function> Function for First<F> {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
         self.0.eval(x)[..1].to_vec()
