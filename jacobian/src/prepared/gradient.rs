@@ -351,6 +351,24 @@ impl<F: Function> PreparedGradient<F> {
         self.rerecords
     }
 
+    /// The function this object differentiates.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op, PreparedGradient};
+    /// struct Square;
+    /// impl Function for Square {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0] * x[0]]
+    ///     }
+    /// }
+    /// let p = PreparedGradient::new(Square, &[3.0])?;
+    /// assert_eq!(p.function().eval(&[3.0_f64]), vec![9.0]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn function(&self) -> &F {
+        &self.f
+    }
+
     /// What the current recording holds.
     pub fn tape(&self) -> TapeStats {
         self.recorded

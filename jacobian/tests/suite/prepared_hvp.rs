@@ -2,7 +2,7 @@
 //! recorded afresh or compiled, the same bits each way; exact on polynomials, and equal to
 //! forward over reverse (`jacobian::hvp`) to rounding on generated programs with branches.
 
-use crate::common::{cases, input, rel_close, until_compiled};
+use crate::common::{cases, input, rel_close};
 use crate::replay::{First, bits, branchy};
 use jacobian::{Function, Op, Preparation, PreparedHvp, Replay, hvp};
 use proptest::prelude::*;
@@ -54,9 +54,12 @@ fn prepared_products_are_exact_on_a_polynomial() {
                 assert_eq!(p.last(), &replay, "{preparation:?}");
             }
         }
-        let code = p.compilation().map(|c| c.code_bytes > 0);
-        let want = (preparation == Compile).then_some(cfg!(feature = "jit"));
-        assert_eq!(code, want, "{preparation:?}");
+        let code = p.plan().compilation.as_ref().map(|c| c.code_bytes > 0);
+        match preparation {
+            Compile => assert_eq!(code, Some(cfg!(feature = "jit")), "{}", p.plan()),
+            Auto => assert!(code != Some(true) || cfg!(feature = "jit"), "{}", p.plan()),
+            _ => assert_eq!(code, None, "{}", p.plan()),
+        }
     }
 }
 
@@ -84,7 +87,7 @@ fn a_flipped_branch_records_the_directional_derivative_afresh() {
     assert_eq!(h.product, [0.0, 2.0 * 3.0]);
     assert!(matches!(p.last(), Replay::Rerecorded(_)), "{:?}", p.last());
     assert_eq!(p.rerecords(), 1);
-    let c = p.compilation().expect("compiled on request");
+    let c = p.plan().compilation.as_ref().expect("compiled on request");
     assert_eq!(c.code_bytes > 0, cfg!(feature = "jit"), "{c}");
 }
 
@@ -116,24 +119,31 @@ fn bad_sizes_are_errors_naming_them() {
     assert_eq!(e, jacobian::Error::NotScalar { outputs: 2 });
 }
 
-/// `Auto` compiles once the calls have taken `COMPILE_AFTER`, and the products keep their bits.
+/// `Auto` compiles the gradient of the directional derivative where its compiled calls are
+/// faster (feature `jit`), and says so; the products keep the bits of a recording made afresh.
 #[test]
-fn auto_compiles_a_prepared_hvp_called_often() {
+fn auto_compiles_a_prepared_hvp_where_that_is_faster() {
     let x = [1.0, 2.0, 3.0];
-    let mut p = PreparedHvp::new(Cubic, &x).unwrap();
     let v = [0.25, -1.0, 2.0];
+    let mut p = PreparedHvp::new(Cubic, &x).unwrap();
     let mut recorded = PreparedHvp::with_preparation(Cubic, &x, Preparation::Record).unwrap();
-    let want = recorded.hvp(&x, &v).unwrap();
-    let call = || {
-        let h = p.hvp(&x, &v).unwrap();
-        assert_eq!(bits(&h.product), bits(&want.product));
-        p.compilation().cloned()
-    };
-    let Some(compiled) = until_compiled(call) else {
-        return;
-    };
-    assert_eq!(p.compilation(), Some(&compiled));
-    assert_eq!(bits(&p.hvp(&x, &v).unwrap().product), bits(&want.product));
+    let plan = p.plan();
+    let compiled = plan.compilation.as_ref().is_some_and(|c| c.code_bytes > 0);
+    assert_eq!(plan.strategy == Preparation::Compile, compiled, "{plan}");
+    assert!(
+        compiled || plan.strategy == Preparation::Reevaluate,
+        "{plan}"
+    );
+    if cfg!(feature = "jit") {
+        let c = plan.compilation.as_ref().expect("timed while preparing");
+        assert!(c.interpreted_call > 0.0 && c.compiled_call > 0.0, "{c:?}");
+        assert_eq!(compiled, c.compiled_call < c.interpreted_call, "{c:?}");
+    }
+    for x in [x, [-1.0, 0.5, 2.0]] {
+        let (got, want) = (p.hvp(&x, &v).unwrap(), recorded.hvp(&x, &v).unwrap());
+        assert_eq!(bits(&got.product), bits(&want.product));
+        assert_eq!(got.product, exact(&x, &v));
+    }
 }
 
 proptest! {
