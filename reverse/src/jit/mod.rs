@@ -269,7 +269,9 @@ impl Recording<f64> {
     /// adjoints a gradient needs and no more. Values read only within a turn of a loop stay
     /// in registers, and the sweep computes the partials of arithmetic again from them instead
     /// of storing and loading them; an adjoint that only the turn adds to is never stored.
-    /// Same bits as the interpreter's gradient.
+    /// Same bits as the interpreter's gradient. What the interpreter prepared for re-evaluating
+    /// the recording is dropped (a later interpreted re-evaluation prepares it again), so the
+    /// compiled gradient keeps what its code reads and the recording itself.
     ///
     /// # Errors
     ///
@@ -310,6 +312,10 @@ impl Recording<f64> {
                     adj: vec![0.0; d.len()],
                     stats: stats.clone(),
                 });
+                // The interpreter's forms serve its re-evaluation and sweeps, not this code's
+                // (an interpreted re-evaluation prepares them again).
+                p.derived.take::<crate::replay::compile::Compiled<f64>>();
+                p.derived.take::<crate::sweep::schedule::Schedule>();
                 stats
             });
             d.program = Some(p);
