@@ -88,11 +88,11 @@ impl<F: Function + Sync> PreparedSparseJacobian<F> {
     /// by `preparation`, as a [`PreparedJacobian`](crate::PreparedJacobian)'s: re-evaluated at
     /// each call (`Reevaluate`), recorded afresh (`Record`), compiled now (`Compile`, feature
     /// `jit`: its forward pass and its vector sweep; after a new detection, at the next call
-    /// by rows), or re-evaluated and
-    /// compiled once the calls by rows have taken [`Preparation::COMPILE_AFTER`], where the
-    /// compiled calls are faster (`Auto`, what [`new`](Self::new) does). Each call's plan
-    /// says how it obtained the recording ([`SparsePlan::replay`]) and what compiling made
-    /// ([`SparsePlan::compiled`]). Sweeps by columns record nothing.
+    /// by rows), or re-evaluated and compiled once the calls by rows have taken
+    /// [`Preparation::COMPILE_AFTER`], where the compiled calls are faster (`Auto`, what
+    /// [`new`](Self::new) does). Each call's plan says how it obtained the recording
+    /// ([`SparsePlan::replay`]) and what compiling made ([`SparsePlan::compiled`]). Sweeps by
+    /// columns record nothing.
     ///
     /// ```
     /// use jacobian::sparse::{PreparedSparseJacobian, SparseOptions, Strategy};
