@@ -29,8 +29,8 @@ impl<F: Function> Function for Tangent<F> {
 /// `f` is recorded once on a replayable tape as its directional derivative
 /// `g(x, v) = ∇f(x)·v` (forward mode on tape variables: the inputs carry `v` as their
 /// tangents); one reverse sweep of that recording gives `∂g/∂x = H·v` and `∂g/∂v = ∇f(x)`
-/// (reverse over forward, about the cost of two gradients). That gradient is a
-/// [`PreparedGradient`]'s: each call re-evaluates the recording at the new `x` and `v`
+/// (reverse over forward: a small multiple of a gradient's cost, whatever n). That gradient
+/// is a [`PreparedGradient`]'s: each call re-evaluates the recording at the new `x` and `v`
 /// (recording afresh where a branch of `f` flips, see [`last`](Self::last)), and with feature
 /// `jit` it is compiled to machine code on request ([`Preparation::Compile`]) or where
 /// [`Preparation::Auto`] finds the compiled calls faster ([`plan`](Self::plan) says which).
