@@ -132,12 +132,19 @@ fn chain_slow<T: Op, const K: usize>(partials: [T; K], tangents: [T; K]) -> T {
 }
 
 /// One contribution `∂·u̇`: the product, or exactly zero where the product is NaN because a
-/// factor is zero. A structural-zero tangent of a [`Op::SPARSE_TANGENTS`] number is returned
-/// as it is, without the product (a tape variable would record it).
+/// factor is zero. For an [`Op::SPARSE_TANGENTS`] number a structural-zero factor is returned
+/// as it is, without the product: a tape variable would record it, and the test of its value
+/// would not be kept, so a recording re-evaluated where the other factor is infinite would
+/// give NaN where the convention gives 0.
 #[inline(always)]
 fn scale<T: Op>(partial: T, tangent: T) -> T {
-    if T::SPARSE_TANGENTS && tangent.is_structural_zero() {
-        return tangent;
+    if T::SPARSE_TANGENTS {
+        if tangent.is_structural_zero() {
+            return tangent;
+        }
+        if partial.is_structural_zero() {
+            return partial;
+        }
     }
     let product = partial * tangent;
     if (partial.is_structural_zero() || tangent.is_structural_zero()) && product.has_nan() {

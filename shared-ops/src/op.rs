@@ -252,6 +252,12 @@ plain_float!(f64);
 /// `Copy` so that rules with parameters (such as [`Powi`]) travel by value; `Send + Sync +
 /// 'static` (plain data) so that a replayable tape can keep the rule and evaluate it again.
 ///
+/// A derivative whose formula depends on the argument (a form that is accurate only beyond
+/// some bound) picks it by comparing `x` itself (`x < T::constant(0.5)`), not its
+/// [`value`](Op::value): where the rule runs on tape variables (reverse over forward) a
+/// comparison is kept as a branch guard, so a recording re-evaluated on the other side of the
+/// bound records afresh instead of keeping a formula that is wrong there.
+///
 /// ```
 /// use shared_ops::{rules::Tanh, Unary};
 /// let (y, dy) = Tanh.eval(0.5_f64);

@@ -119,6 +119,31 @@ fn bad_sizes_are_errors_naming_them() {
     assert_eq!(e, jacobian::Error::NotScalar { outputs: 2 });
 }
 
+/// A rule that picks its derivative's formula by its argument keeps the choice as a guard:
+/// prepared at 10²⁰⁰, where atan's derivative is taken as 1/x², the calls at 1 record afresh
+/// and are exact, where the kept formula would give a gradient of 1 and a product of −4.
+#[test]
+fn a_formula_picked_by_the_argument_is_not_kept_at_other_points() {
+    struct Atan;
+    impl Function for Atan {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![x[0].atan()]
+        }
+    }
+    use Preparation::*;
+    for preparation in [Auto, Reevaluate, Compile] {
+        let mut p = PreparedHvp::with_preparation(Atan, &[1e200], preparation).unwrap();
+        // f′ = 1/(1 + x²) = ½ and f″ = −2x/(1 + x²)² = −½ at 1, along v = 2.
+        let h = p.hvp(&[1.0], &[2.0]).unwrap();
+        assert_eq!(
+            (h.gradient, h.product),
+            (vec![0.5], vec![-1.0]),
+            "{preparation:?}"
+        );
+        assert!(matches!(p.last(), Replay::Rerecorded(_)), "{preparation:?}");
+    }
+}
+
 /// `Auto` compiles the gradient of the directional derivative where its compiled calls are
 /// faster (feature `jit`), and says so; the products keep the bits of a recording made afresh.
 #[test]

@@ -1,7 +1,7 @@
 //! The two-argument rows of the table and the fused multiply-add, each with its Taylor
 //! recurrence beside it.
 
-use super::half;
+use super::{c, half};
 use crate::{Op, series};
 
 binary! {
@@ -47,8 +47,9 @@ binary! {
     /// At the origin they are NaN (every order: atan2 jumps there).
     Atan2 "atan2" |a, b| {
         let r2 = a * a + b * b;
-        let (v, origin) = (r2.value(), a.value() == 0.0 && b.value() == 0.0);
-        if origin || (v.is_finite() && v >= f64::MIN_POSITIVE) {
+        // Compared, not read (see `within`): guards where the rule runs on tape variables.
+        let origin = a == T::zero() && b == T::zero();
+        if origin || (r2 >= c(f64::MIN_POSITIVE) && r2 < c(f64::INFINITY)) {
             (a.atan2(b), b / r2, -a / r2)
         } else {
             let r = a.hypot(b);

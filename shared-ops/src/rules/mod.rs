@@ -181,6 +181,15 @@ fn c<T: Op>(x: f64) -> T {
     T::constant(x)
 }
 
+/// |x| < `bound`, by two comparisons of `x` itself. A rule that picks its derivative's formula
+/// by its argument asks this way, never through [`Op::value`]: on tape variables (a rule inside
+/// reverse over forward) a comparison is kept as a guard, so a re-evaluated recording cannot
+/// keep a formula picked on the other side of the bound.
+#[inline(always)]
+fn within<T: Op>(x: T, bound: f64) -> bool {
+    x > c(-bound) && x < c(bound)
+}
+
 /// ½, the share of each argument of `max`/`min` at a tie.
 #[inline(always)]
 fn half<T: Op>() -> T {

@@ -1,6 +1,6 @@
 //! The one-argument rows of the table, each with its Taylor recurrence beside it.
 
-use super::c;
+use super::{c, within};
 use crate::Unary;
 use crate::{Op, series};
 
@@ -72,7 +72,7 @@ unary! {
     /// (y ≥ −½), else eᵃ itself.
     ExpM1 "exp_m1" |x| {
         let y = x.exp_m1();
-        (y, if x.value() >= -core::f64::consts::LN_2 { y + T::one() } else { x.exp() })
+        (y, if x >= c(-core::f64::consts::LN_2) { y + T::one() } else { x.exp() })
     },
         taylor |x| series::integrate_with(x, Self.eval(x[0]), |y, m| y[m]);
     /// ln a.
@@ -107,7 +107,7 @@ unary! {
         };
     /// atan a; beyond |a| = 10¹⁵⁰, where a² would overflow, the derivative is 1/a².
     Atan "atan" |x| {
-        let d = if x.value().abs() < 1e150 {
+        let d = if within(x, 1e150) {
             (T::one() + x * x).recip()
         } else {
             let r = x.recip();
@@ -128,7 +128,7 @@ unary! {
     /// |a| = 355 while the derivative is still normal.
     Tanh "tanh" |x| {
         let y = x.tanh();
-        let d = if x.value().abs() < 0.55 {
+        let d = if within(x, 0.55) {
             T::one() - y * y
         } else {
             let p = (x.abs() * -2.0).exp();
