@@ -250,9 +250,10 @@ impl<F: Function> PreparedGradient<F> {
         } else {
             let r = self.recorded.as_mut().expect("kept between calls");
             #[cfg(feature = "jit")]
-            if self.plan.strategy == Preparation::Compile {
+            if self.plan.strategy == Preparation::Compile && r.rec.gradient_code().is_some() {
                 // The compiled gradient, in buffers of its own; where a guard fails, recorded
-                // afresh (and compiled again) below.
+                // afresh (and compiled again) below. A recording made afresh that did not
+                // compile (its output a constant there, say) runs interpreted.
                 let mut g = vec![0.0; r.xs.len()];
                 if let Ok(y) = r.rec.gradient_at(x, &mut g) {
                     self.last = Replay::Reevaluated;
@@ -263,7 +264,6 @@ impl<F: Function> PreparedGradient<F> {
             self.rerecords += fresh;
             self.last = replay;
             if fresh > 0 && self.plan.strategy == Preparation::Compile {
-                // (Where the new recording does not compile, it runs interpreted.)
                 let _ = self.compile_recording();
             }
         }

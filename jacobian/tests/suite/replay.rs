@@ -545,6 +545,32 @@ fn a_prepared_jacobian_falls_back_and_says_so() {
     assert!(p.jacobian(&[1.0]).is_err());
 }
 
+/// A compiled prepared gradient whose branch flips to a constant output: the recording made
+/// afresh has no gradient to compile, and the calls run it interpreted (a zero gradient), here
+/// and at the next point; back on the first branch, they compile again.
+#[test]
+fn a_compiled_prepared_gradient_runs_interpreted_where_its_output_is_constant() {
+    struct Clamped;
+    impl Function for Clamped {
+        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+            vec![if x[0] > T::zero() {
+                x[0] * x[0]
+            } else {
+                T::constant(0.0)
+            }]
+        }
+    }
+    let mut p = PreparedGradient::with(Clamped, &[1.0], Preparation::Compile).unwrap();
+    assert_eq!(p.gradient(&[3.0]).unwrap(), (9.0, vec![6.0]));
+    assert_eq!(p.gradient(&[-1.0]).unwrap(), (0.0, vec![0.0]));
+    assert!(matches!(p.last(), Replay::Rerecorded(_)));
+    assert_eq!(p.gradient(&[-2.0]).unwrap(), (0.0, vec![0.0]));
+    assert_eq!(p.last(), &Replay::Reevaluated);
+    assert_eq!(p.gradient(&[2.0]).unwrap(), (4.0, vec![4.0]));
+    assert_eq!(p.gradient(&[5.0]).unwrap(), (25.0, vec![10.0]));
+    assert_eq!(p.rerecords(), 2);
+}
+
 /// Eleven outputs of three inputs with a branch: reverse mode sweeps them as a block of eight
 /// lanes and one of three (four lanes, the last one empty).
 struct Eleven;

@@ -335,6 +335,28 @@ impl Recording<f64> {
         Ok(stats)
     }
 
+    /// What [`compile_gradient`](Self::compile_gradient) made, if this recording has a
+    /// compiled gradient.
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// let tape = reverse::Tape::replayable();
+    /// let x = tape.var(2.0);
+    /// let y = x * x;
+    /// let mut rec = tape.finish();
+    /// assert!(rec.gradient_code().is_none());
+    /// let made = rec.compile_gradient(y)?;
+    /// assert_eq!(rec.gradient_code().map(|c| c.bytes), Some(made.bytes));
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn gradient_code(&self) -> Option<CodeStats> {
+        self.with_data(|d| {
+            let g = d.program.as_ref()?.derived.get::<Gradient>()?;
+            Some(g.stats.clone())
+        })
+    }
+
     /// The value of the compiled output `y` at `x` and its gradient (into `grad`, one per
     /// input) by the code of [`compile_gradient`](Self::compile_gradient); the interpreter's
     /// bits. The recording itself stays at its last point ([`value`](Self::value) and the
