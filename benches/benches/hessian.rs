@@ -6,7 +6,9 @@
 //! ratio), `gradient` (ours, one recording and one sweep), `auto`, one id per pair
 //! (`forward_over_reverse`, …), `hvp` (one Hessian-vector product), `prepared_hvp` and
 //! `compiled_hvp` (a [`PreparedHvp`]'s product at the same point: its recording re-evaluated,
-//! and compiled), `hvp_many_8` (eight
+//! and compiled), `prepared_hessian` and `compiled_hessian` (a [`PreparedHessian`]'s whole
+//! Hessian at the same point: reverse over reverse recorded once, re-evaluated, and compiled),
+//! `hvp_many_8` (eight
 //! directions in one recording) against `hvp_8_calls` (eight `hvp`s), and with peers
 //! `echidna_hessian_vec8` (record, then `hessian_vec::<8>`: 8 directions per sweep),
 //! `echidna_hessian` (record, then one direction per sweep), `echidna_hvp` (record, then `hvp`)
@@ -20,7 +22,7 @@
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
-use jacobian::{Pair, Preparation, PreparedHvp};
+use jacobian::{Pair, Preparation, PreparedHessian, PreparedHvp};
 use std::hint::black_box;
 use workloads::{
     Function, Rosenbrock, SinQuad, assert_close, rosenbrock_hessian, rosenbrock_input,
@@ -39,7 +41,12 @@ fn id(pair: Pair) -> &'static str {
 
 /// Times every pair, `Auto`, the gradient and one HVP of `f` at `x`, each Hessian checked
 /// against `want` (row-major) before it is timed.
-fn pairs<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64], want: &[f64]) {
+fn pairs<F: Function + Sync>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    f: &F,
+    x: &[f64],
+    want: &[f64],
+) {
     group.bench_function("f64", |b| b.iter(|| f.eval(black_box(x))));
     group.bench_function("gradient", |b| {
         b.iter(|| jacobian::gradient(f, black_box(x)).unwrap())
@@ -70,6 +77,17 @@ fn pairs<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64]
         group.bench_function(name, |b| {
             b.iter(|| p.hvp(black_box(x), black_box(&v)).unwrap())
         });
+    }
+    // The whole Hessian prepared (reverse over reverse recorded once): re-evaluated at each
+    // call, and compiled (feature `jit`); both the one-shot reverse-over-reverse bits.
+    let rr = jacobian::hessian_with(f, x, Pair::ReverseOverReverse).unwrap();
+    for (name, preparation) in [
+        ("prepared_hessian", Preparation::Reevaluate),
+        ("compiled_hessian", Preparation::Compile),
+    ] {
+        let mut p = PreparedHessian::with_preparation(f, x, preparation).unwrap();
+        assert_eq!(p.hessian(x).unwrap().matrix, rr.matrix, "{name}");
+        group.bench_function(name, |b| b.iter(|| p.hessian(black_box(x)).unwrap()));
     }
     // Eight directions: one recording of 8-tangent duals, against eight `hvp` calls.
     let n = x.len();

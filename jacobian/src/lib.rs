@@ -56,7 +56,9 @@ pub use hessian::{
 /// The nalgebra of the drivers' signatures (`DMatrix`), so that a user needs no version pin.
 pub use nalgebra;
 pub use plan::{Compilation, Direction, Estimate, Mode, Plan, Replay, cost, estimate};
-pub use prepared::{Preparation, PreparedGradient, PreparedHvp, PreparedJacobian, PreparedPlan};
+pub use prepared::{
+    Preparation, PreparedGradient, PreparedHessian, PreparedHvp, PreparedJacobian, PreparedPlan,
+};
 #[allow(unused_imports)]
 pub use report::*;
 pub use shared_ops::{Error, Function, Lift, Op, Real};
@@ -84,7 +86,7 @@ pub use transforms::{Grad, JacFwd, JacRev, Jvp, Vjp};
 /// ```
 pub mod prelude {
     pub use crate::{
-        Direction, Grad, JacFwd, JacRev, Jvp, Mode, PreparedGradient, PreparedHvp,
+        Direction, Grad, JacFwd, JacRev, Jvp, Mode, PreparedGradient, PreparedHessian, PreparedHvp,
         PreparedJacobian, Vjp, gradient, hessian, hvp, jacobian, jacobian_with, jvp, vjp,
     };
     pub use forward::{Dual, DualVec, Taylor};

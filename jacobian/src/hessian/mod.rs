@@ -192,7 +192,7 @@ fn mirror_first_columns(h: &mut DMatrix<f64>, k: usize) {
 
 /// `H ← (H + Hᵀ)/2`: the two triangles differ by rounding only, and the mean is symmetric to
 /// the bit.
-fn symmetrise(h: &mut DMatrix<f64>) {
+pub(crate) fn symmetrise(h: &mut DMatrix<f64>) {
     for j in 0..h.ncols() {
         for i in j + 1..h.nrows() {
             let mean = 0.5 * (h[(i, j)] + h[(j, i)]);

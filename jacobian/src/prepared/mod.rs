@@ -8,7 +8,9 @@
 //! that recording for the next calls, and says so in its [`Replay`](crate::Replay). A
 //! [`PreparedGradient`] may instead record `f` at every call in buffers of its own
 //! ([`Preparation`]), where a compiled program would be large. [`PreparedHvp`] records the
-//! directional derivative ∇f(x)·v of a function and sweeps it for Hessian-vector products.
+//! directional derivative ∇f(x)·v of a function and sweeps it for Hessian-vector products, and
+//! [`PreparedHessian`] records its gradient's sweep (reverse over reverse) and sweeps that for
+//! the whole Hessian.
 //!
 //! When must a prepared object be made again? Never for correctness: a recording is re-used
 //! only where every decision it depended on holds. Re-preparing pays only when `f` changes its
@@ -16,12 +18,14 @@
 
 pub(crate) mod compilation;
 mod gradient;
+mod hessian;
 mod hvp;
 mod jacobian;
 mod preparation;
 pub(crate) mod recording;
 
 pub use gradient::{PreparedGradient, PreparedPlan};
+pub use hessian::PreparedHessian;
 pub use hvp::PreparedHvp;
 pub use jacobian::PreparedJacobian;
 pub use preparation::Preparation;

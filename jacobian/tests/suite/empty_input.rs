@@ -6,9 +6,9 @@ use jacobian::sparse::{
     PreparedSparseHessian, PreparedSparseJacobian, sparse_hessian, sparse_jacobian,
 };
 use jacobian::{
-    Function, Grad, Mode, Op, Pair, Preparation, PreparedGradient, PreparedHvp, PreparedJacobian,
-    cost_report, gradient, hessian_with, hvp, hvp_many, jacobian_with, jvp, jvp_matrix,
-    second_directional, vjp, vjp_matrix,
+    Function, Grad, Mode, Op, Pair, Preparation, PreparedGradient, PreparedHessian, PreparedHvp,
+    PreparedJacobian, cost_report, gradient, hessian_with, hvp, hvp_many, jacobian_with, jvp,
+    jvp_matrix, second_directional, vjp, vjp_matrix,
 };
 use nalgebra::DMatrix;
 use reverse::Var;
@@ -115,6 +115,12 @@ fn gradients_and_hessians_are_empty() {
         let mut p = PreparedHvp::with_preparation(Scalar, &[], preparation).unwrap();
         let h = p.hvp(&[], &[]).unwrap();
         assert_eq!((h.value, h.gradient, h.product), (5.0, vec![], vec![]));
+        let mut p = PreparedHessian::with_preparation(Scalar, &[], preparation).unwrap();
+        let h = p.hessian(&[]).unwrap();
+        assert_eq!(
+            (h.value, h.gradient.len(), h.matrix.shape()),
+            (5.0, 0, (0, 0))
+        );
     }
     assert_eq!(
         hvp_many(&Scalar, &[], &DMatrix::zeros(0, 2))

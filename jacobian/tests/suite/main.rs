@@ -17,6 +17,7 @@ mod memory;
 mod mode_pairs;
 mod never_wrong;
 mod plan;
+mod prepared_hessian;
 mod prepared_hvp;
 mod replay;
 mod report;

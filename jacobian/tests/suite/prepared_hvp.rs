@@ -9,11 +9,25 @@ use proptest::prelude::*;
 
 /// f = x₀²x₁ + x₁³x₂ + x₀x₂, whose Hessian is
 /// [[2x₁, 2x₀, 1], [2x₀, 6x₁x₂, 3x₁²], [1, 3x₁², 0]].
-struct Cubic;
+pub(crate) struct Cubic;
 
 impl Function for Cubic {
     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
         vec![x[0] * x[0] * x[1] + x[1].powi(3) * x[2] + x[0] * x[2]]
+    }
+}
+
+/// x₀ > 0: x₀³x₁; else x₁²·x₀.
+pub(crate) struct Kink;
+
+impl Function for Kink {
+    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+        let y = if x[0] > T::zero() {
+            x[0].powi(3) * x[1]
+        } else {
+            x[1] * x[1] * x[0]
+        };
+        vec![y]
     }
 }
 
@@ -67,18 +81,6 @@ fn prepared_products_are_exact_on_a_polynomial() {
 /// that of the new branch.
 #[test]
 fn a_flipped_branch_records_the_directional_derivative_afresh() {
-    struct Kink;
-    impl Function for Kink {
-        fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-            // x₀ > 0: x₀³x₁; else x₁²·x₀
-            let y = if x[0] > T::zero() {
-                x[0].powi(3) * x[1]
-            } else {
-                x[1] * x[1] * x[0]
-            };
-            vec![y]
-        }
-    }
     let mut p = PreparedHvp::with_preparation(Kink, &[1.0, 1.0], Preparation::Compile).unwrap();
     let h = p.hvp(&[2.0, 3.0], &[1.0, 0.0]).unwrap();
     assert_eq!(h.product, [6.0 * 2.0 * 3.0, 3.0 * 4.0]);
