@@ -67,8 +67,8 @@ pub(super) fn build(
     }
     // What the code reads: the constants after the nodes, the n-ary operands.
     p.operands()?;
-    let nodes = shape::nodes(d, p);
-    let regions = shape::regions(&nodes);
+    let (nodes, kinds) = shape::nodes(d, p);
+    let regions = shape::regions(&nodes, &kinds);
     let n = nodes.len();
     let lens = machine::Lens {
         nodes: n,
@@ -79,7 +79,7 @@ pub(super) fn build(
         args: p.args.len(),
         rules: p.rules.len(),
         guards: p.guards.len(),
-        calls: calls(&nodes),
+        calls: calls(&kinds),
         lanes,
     };
     for r in &regions {
@@ -87,7 +87,8 @@ pub(super) fn build(
             .map_err(|m| CompileError::Backend(format!("internal error, nothing compiled: {m}")))?;
     }
     // Loops of loops: the code is that of the nests; a gradient folds its loops' sums.
-    let mut nests = shape::nest(&nodes, &regions);
+    let mut nests = shape::nest(&nodes, &kinds, &regions);
+    drop(kinds);
     let mut nodes = nodes;
     if let Some(y) = y {
         fold_sums(d, p, &mut nodes, &mut nests, y);
@@ -467,11 +468,11 @@ fn inputs_only(nodes: &[Node], r: &Region) -> bool {
 }
 
 /// The rules evaluated by a call, each once: the table the calls index.
-fn calls(nodes: &[Node]) -> Vec<Forward> {
+fn calls(kinds: &shape::Kinds) -> Vec<Forward> {
     let mut out: Vec<Forward> = Vec::new();
-    for nd in nodes {
-        if matches!(nd.forward, Forward::Call { .. }) && !out.contains(&nd.forward) {
-            out.push(nd.forward);
+    for &(forward, _) in &kinds.distinct {
+        if matches!(forward, Forward::Call { .. }) && !out.contains(&forward) {
+            out.push(forward);
         }
     }
     out

@@ -102,9 +102,22 @@ impl Node {
     }
 }
 
-/// The nodes of `d`, whose program is `p` (prepared: the constants follow the nodes).
-pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
+/// Each node's kind as a small number, and the kinds in the order they first appear: loops
+/// are found by comparing these, not the nodes, and the calls listed from them.
+pub(super) struct Kinds {
+    pub of: Vec<u32>,
+    pub distinct: Vec<(Forward, Reverse)>,
+}
+
+/// The nodes of `d`, whose program is `p` (prepared: the constants follow the nodes), and
+/// their kinds.
+pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> (Vec<Node>, Kinds) {
     let n = d.len();
+    let mut kinds = Kinds {
+        of: Vec::with_capacity(n),
+        distinct: Vec::new(),
+    };
+    let mut ids: HashMap<(Forward, Reverse), u32> = HashMap::default();
     // Where each node's edges end (they start where `starts` says).
     let mut ends = vec![0u32; n];
     for (i, e) in d.walk_back(n) {
@@ -113,7 +126,7 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
         };
     }
     let (parent, unit) = (d.parents(), d.units());
-    (0..n)
+    let nodes = (0..n)
         .map(|i| {
             let (op, form) = (p.ops[i], p.forms[i]);
             let (a, b) = p.slots(i, n);
@@ -180,13 +193,19 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Vec<Node> {
                 }
                 Reverse::Weighted(count as u8)
             };
+            let id = *ids.entry((forward, reverse)).or_insert_with(|| {
+                kinds.distinct.push((forward, reverse));
+                kinds.distinct.len() as u32 - 1
+            });
+            kinds.of.push(id);
             Node {
                 forward,
                 reverse,
                 at,
             }
         })
-        .collect()
+        .collect();
+    (nodes, kinds)
 }
 
 /// Where an index of a body node points, in every turn of its loop.
@@ -260,16 +279,15 @@ impl Region {
 }
 
 /// The recording cut into regions: loops where it repeats a body, single nodes elsewhere.
-pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
+pub(super) fn regions(nodes: &[Node], kinds: &Kinds) -> Vec<Region> {
     let n = nodes.len();
-    let kind = |i: usize| (nodes[i].forward, nodes[i].reverse);
     // The next node of the same kind, for the candidate periods.
     let mut next = vec![usize::MAX; n];
-    let mut seen: HashMap<(Forward, Reverse), usize> = HashMap::default();
+    let mut seen = vec![usize::MAX; kinds.distinct.len()];
     for i in (0..n).rev() {
-        if let Some(j) = seen.insert(kind(i), i) {
-            next[i] = j;
-        }
+        let k = kinds.of[i] as usize;
+        next[i] = seen[k];
+        seen[k] = i;
     }
     let mut out = Vec::new();
     let mut s = 0;
@@ -282,7 +300,7 @@ pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
             // would cover no more, and checking it costs a pass over the stretch).
             let multiple = best.as_ref().is_some_and(|b| (j - s) % b.period == 0);
             if !multiple
-                && let Some(r) = repeats(nodes, s, j - s)
+                && let Some(r) = repeats(nodes, &kinds.of, s, j - s)
                 && best
                     .as_ref()
                     .is_none_or(|b| r.turns * r.period > b.turns * b.period)
@@ -308,14 +326,12 @@ pub(super) fn regions(nodes: &[Node]) -> Vec<Region> {
 /// The loop of body length `p` from node `s`, if the recording repeats that body at least
 /// [`FEWEST_TURNS`] times there, its indices stepping evenly and pointing where the compiled
 /// code can follow.
-fn repeats(nodes: &[Node], s: usize, p: usize) -> Option<Region> {
+fn repeats(nodes: &[Node], kinds: &[u32], s: usize, p: usize) -> Option<Region> {
     let n = nodes.len();
     if s + FEWEST_TURNS * p > n {
         return None;
     }
-    let same = |i: usize, j: usize| {
-        nodes[i].forward == nodes[j].forward && nodes[i].reverse == nodes[j].reverse
-    };
+    let same = |i: usize, j: usize| kinds[i] == kinds[j];
     let mut step = Vec::with_capacity(p);
     for j in 0..p {
         let (u, v) = (&nodes[s + j], &nodes[s + p + j]);
@@ -367,29 +383,28 @@ pub(super) struct Nest {
 }
 
 /// Whether two regions run the same code: the same body (kinds and steps) and turns.
-fn same_shape(nodes: &[Node], a: &Region, b: &Region) -> bool {
-    let kind = |i: usize| (nodes[i].forward, nodes[i].reverse);
+fn same_shape(kinds: &[u32], a: &Region, b: &Region) -> bool {
     a.period == b.period
         && a.turns == b.turns
         && a.step == b.step
-        && (0..a.period).all(|j| kind(a.start + j) == kind(b.start + j))
+        && kinds[a.start..a.start + a.period] == kinds[b.start..b.start + b.period]
 }
 
 /// The regions in loops of loops where their sequence repeats (a mixture's components, a
 /// layer's units: a loop whose turns each hold loops), found as loops are found in the nodes:
 /// each region the one a period before plus a step per index.
-pub(super) fn nest(nodes: &[Node], regions: &[Region]) -> Vec<Nest> {
+pub(super) fn nest(nodes: &[Node], kinds: &Kinds, regions: &[Region]) -> Vec<Nest> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < regions.len() {
         let mut best: Option<(usize, usize, Vec<Outer>)> = None;
         let (mut q, mut tried) = (1, 0);
         while i + 2 * q <= regions.len() && q <= LONGEST_BODY && tried < CANDIDATES {
-            if same_shape(nodes, &regions[i], &regions[i + q])
+            if same_shape(&kinds.of, &regions[i], &regions[i + q])
                 && best.as_ref().is_none_or(|b| q % b.0 != 0)
             {
                 tried += 1;
-                if let Some((t, outer)) = repeats_regions(nodes, &regions[i..], q) {
+                if let Some((t, outer)) = repeats_regions(nodes, &kinds.of, &regions[i..], q) {
                     let cover = |t: usize, q: usize| {
                         t * (0..q).map(|m| regions[i + m].nodes().len()).sum::<usize>()
                     };
@@ -432,13 +447,18 @@ pub(super) fn nest(nodes: &[Node], regions: &[Region]) -> Vec<Nest> {
 /// every region of turn `t` has the shape of its first, its indices the first's plus `t` times
 /// a step, and each index points where it pointed in the first turn (a body register, or
 /// memory) in the last turn too (so in every turn: the indices move linearly).
-fn repeats_regions(nodes: &[Node], rs: &[Region], q: usize) -> Option<(usize, Vec<Outer>)> {
+fn repeats_regions(
+    nodes: &[Node],
+    kinds: &[u32],
+    rs: &[Region],
+    q: usize,
+) -> Option<(usize, Vec<Outer>)> {
     let n = nodes.len();
     let shift = (rs[q].start - rs[0].start) as i64;
     let mut outer: Vec<Outer> = Vec::with_capacity(q);
     for m in 0..q {
         let (a, b) = (&rs[m], &rs[q + m]);
-        if !same_shape(nodes, a, b) || (b.start - a.start) as i64 != shift {
+        if !same_shape(kinds, a, b) || (b.start - a.start) as i64 != shift {
             return None;
         }
         let step = (0..a.period)
@@ -458,7 +478,7 @@ fn repeats_regions(nodes: &[Node], rs: &[Region], q: usize) -> Option<(usize, Ve
         let t = turns as i64;
         for (m, o) in outer.iter().enumerate() {
             let (a, b) = (&rs[m], &rs[turns * q + m]);
-            if !same_shape(nodes, a, b) || (b.start - a.start) as i64 != t * shift {
+            if !same_shape(kinds, a, b) || (b.start - a.start) as i64 != t * shift {
                 break 'turns;
             }
             for j in 0..a.period {
