@@ -14,7 +14,7 @@
 /// and what a `test` (`is_nan`, `is_sign_negative`, …: the method's name and its result) does
 /// besides returning its result (default: nothing; a tape keeps it as a guard too).
 /// The type must itself implement `Op`, `Zero`, `One`, `Copy`, `Default`, `Debug`, `Display`,
-/// `From<inner>`, the arithmetic with `f64` constants (by [`impl_constant_ops!`]) and an
+/// `From<inner>`, the arithmetic with `f64` constants (by [`impl_constant_ops!`](crate::impl_constant_ops!)) and an
 /// inherent `fn fused_mul_add(self, a: Self, b: Self) -> Self` (the one three-argument rule). Comparisons look at the primal only, as a user of `f64` expects;
 /// `==` is `partial_cmp` giving `Equal`.
 ///

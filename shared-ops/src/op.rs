@@ -24,7 +24,7 @@ use num_traits::{Float, NumAssign};
 /// `f64`: is the primal value zero? That is what user code and nalgebra branch on (a decision,
 /// kept as a branch guard on a replayable tape). [`Op::is_structural_zero`] is the AD notion:
 /// zero in every component and independent of every input, so that a product with it can be
-/// skipped (see [`rules`]). Every number is `Send + Sync`, as a nalgebra scalar must be.
+/// skipped (see [`rules`](crate::rules)). Every number is `Send + Sync`, as a nalgebra scalar must be.
 ///
 /// ```
 /// use shared_ops::Op;
@@ -64,7 +64,7 @@ pub trait Op:
     /// True only for a number that is exactly zero in every component (value and every
     /// derivative it carries) and does not depend on any input: a constant zero, an unseeded
     /// tangent, an adjoint that nothing has reached. The structural-zero convention of
-    /// [`rules`] skips products with it, so `0 · ∞` contributes nothing, and a tape never
+    /// [`rules`](crate::rules) skips products with it, so `0 · ∞` contributes nothing, and a tape never
     /// records such a product. For `f64` it is `== 0`; a tape variable of value 0 is
     /// not one (its derivatives live on the tape), nor a dual whose tangent is not zero.
     ///
@@ -84,7 +84,7 @@ pub trait Op:
 
     /// Whether forward-mode numbers built on this type skip tangents that are structural zeros
     /// ([`Op::is_structural_zero`]) instead of multiplying and adding them. That changes no
-    /// value (a zero tangent contributes exactly zero by the convention of [`rules`]), only the
+    /// value (a zero tangent contributes exactly zero by the convention of [`rules`](crate::rules)), only the
     /// sign of a zero tangent and the work: `true` (the default) for numbers whose arithmetic
     /// is recorded or costly, such as tape variables, which would otherwise record every zero
     /// tangent of a reverse-over-forward sweep; `false` for `f64`, where a vectorised
@@ -103,7 +103,7 @@ pub trait Op:
     ///
     /// Forward mode computes each operation's tangents as plain multiply-adds and tests this
     /// once on the result: only a NaN can hide a product that the structural-zero convention
-    /// of [`rules`] changes (`0·∞`, `0·NaN`), so only then are the products taken one by one.
+    /// of [`rules`](crate::rules) changes (`0·∞`, `0·NaN`), so only then are the products taken one by one.
     /// A number type that carries derivatives must override it to look at them too.
     ///
     /// ```
@@ -249,7 +249,7 @@ plain_float!(f64);
 
 /// A one-argument rule: value and derivative at `x`, and optionally its Taylor recurrence.
 ///
-/// `Copy` so that rules with parameters (such as [`Powi`]) travel by value; `Send + Sync +
+/// `Copy` so that rules with parameters (such as [`Powi`](crate::rules::Powi)) travel by value; `Send + Sync +
 /// 'static` (plain data) so that a replayable tape can keep the rule and evaluate it again.
 ///
 /// A derivative whose formula depends on the argument (a form that is accurate only beyond

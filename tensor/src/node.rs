@@ -13,7 +13,7 @@ use crate::{Element, pool};
 /// An n-dimensional array of `T` (`f64` by default) that remembers how it was computed.
 ///
 /// Cloning is cheap (it clones an `Rc`): clones are the *same* tensor and
-/// share data and gradient. See the [module docs](self) for conventions.
+/// share data and gradient. See the [crate docs](crate) for conventions.
 ///
 /// ```
 /// use tensor::Tensor;

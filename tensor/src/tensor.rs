@@ -333,7 +333,7 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Whether this is a leaf: made by a constructor (or [`detach`](Tensor::detach),
-    /// or under [`no_grad`]) rather than by a recorded op.
+    /// or under [`no_grad`](crate::no_grad)) rather than by a recorded op.
     ///
     /// ```
     /// use tensor::Tensor;

@@ -34,14 +34,14 @@ pub enum Preparation {
     /// recordings need, whose calls are bound by memory traffic either way.
     Record,
     /// [`Reevaluate`](Preparation::Reevaluate), the recording compiled to machine code
-    /// ([`reverse::Recording::compile`], feature `jit`), and compiled again when a guard makes
+    /// (`reverse::Recording::compile`, feature `jit`), and compiled again when a guard makes
     /// a call record afresh. [`Auto`](Preparation::Auto) chooses it where the compiled calls
     /// are faster, and the plan says after how many calls the compile time is repaid. Without
     /// the feature, or where the recording cannot be compiled, it re-evaluates interpreted and
     /// the plan says why; a recording of more nodes than the compiler takes
     /// (`reverse::jit::MOST_NODES`) is recorded afresh at each call instead, as by `Record`.
     /// A `PreparedJacobian` (and a `PreparedSparseJacobian` by rows) compiles the recording's
-    /// forward pass and its sweeps, scalar and vector ([`reverse::Recording::compile_lanes`]),
+    /// forward pass and its sweeps, scalar and vector (`reverse::Recording::compile_lanes`),
     /// and keeps the recording of any size.
     Compile,
 }

@@ -1,7 +1,7 @@
 //! nalgebra's scalar traits for AD numbers, so that linear algebra differentiates: norms,
 //! inverses, determinants, LU, QR, Cholesky, eigenvalues and singular values.
 //!
-//! nalgebra asks its scalars for [`RealField`] (and so [`ComplexField`]) before it offers
+//! nalgebra asks its scalars for `RealField` (and so `ComplexField`) before it offers
 //! `v.norm()`, `m.try_inverse()`, `m.lu()`, `m.cholesky()` or a `Rotation3`. There are two ways
 //! in, sharing one implementation:
 //!
@@ -95,7 +95,7 @@ use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAss
 use core::ops::{Sub, SubAssign};
 use num_traits::{FromPrimitive, Num, One, Signed, Zero};
 
-/// An [`Op`] number seen as a nalgebra [`RealField`]: `Real(x)` for any `x: T`, no cost.
+/// An [`Op`] number seen as a nalgebra `RealField`: `Real(x)` for any `x: T`, no cost.
 ///
 /// The way to nalgebra's decompositions from code generic over `T: Op` (see the
 /// [module](crate::real) for why `Op` does not extend `RealField` itself). Every method is `T`'s

@@ -58,8 +58,8 @@
 //! # Taylor recurrences
 //!
 //! Each row also carries, in its `taylor` clause beside the rule, the recurrence that maps the
-//! Taylor coefficients of the argument(s) to those of the value ([`Unary::taylor`],
-//! [`Binary::taylor`], [`mul_add_taylor`]; the formulas are in [`series`](crate::series)): O(N²) for N
+//! Taylor coefficients of the argument(s) to those of the value ([`Unary::taylor`](crate::Unary::taylor),
+//! [`Binary::taylor`](crate::Binary::taylor), [`mul_add_taylor`]; the formulas are in [`series`](crate::series)): O(N²) for N
 //! coefficients, where nesting N − 1 duals costs O(2^N). Products, quotients and `√` by
 //! convolution; `exp`, `ln`, the logarithms, real powers, `sin`/`cos` and `sinh`/`cosh` by their
 //! differential equations; the inverse functions (`asin` … `atanh`) and `atan2` by integrating

@@ -36,7 +36,7 @@ pub(super) fn and_input(value: f64) -> Option<u32> {
 /// A number for sparsity detection: which inputs it depends on (in global detection of a
 /// Jacobian up to four are held in the tracer itself, more in a node of the detection's arena)
 /// and, in local detection, its value. Only the detection drivers create inputs; a
-/// `Tracer` made by [`Op::constant`] is a constant.
+/// `Tracer` made by [`Op::constant`](shared_ops::Op::constant) is a constant.
 ///
 /// ```
 /// use jacobian::sparse::{Detection, jacobian_pattern};
