@@ -4,25 +4,8 @@
 use super::{Preparation, PreparedJacobian};
 use crate::hessian::{self, Hessian, HessianPlan, Pair};
 use crate::plan::{Mode, Plan, Replay};
-use reverse::Var;
-use shared_ops::{Error, Function, Op};
-
-/// `x ↦ ∇f(x)`, on any number: `f` recorded on an inner tape of that number and swept. On tape
-/// variables the inner recording and its sweep are themselves recorded, as one program of
-/// `f64` whose outputs are the gradient (reverse over reverse).
-struct GradientOf<F>(F);
-
-impl<F: Function> Function for GradientOf<F> {
-    fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
-        // One output, checked at every call on `f64` (see `hessian`); none gives a zero gradient.
-        let y = |v: &[Var<T>]| self.0.eval(v).first().copied().unwrap_or_default();
-        reverse::gradient(y, x).1
-    }
-
-    fn sizes(&self) -> Option<(usize, usize)> {
-        self.0.sizes().map(|(n, _)| (n, n))
-    }
-}
+use crate::transforms::Grad;
+use shared_ops::{Error, Function};
 
 /// The Hessian of one scalar function at many points: for Newton's method and the
 /// second-order optimisers that ask for a whole Hessian at each step.
@@ -33,10 +16,10 @@ impl<F: Function> Function for GradientOf<F> {
 /// where a branch of `f` flips, see [`last`](Self::last)) and pulls the n gradient entries
 /// back by vector sweeps of up to 8 rows each: the sweeps of the one-shot pair, which are most
 /// of a dense Hessian's cost; preparing saves the recording. That is a [`PreparedJacobian`] of
-/// the gradient, so with feature `jit` the recording and its sweeps are compiled to machine
-/// code on request ([`Preparation::Compile`]) or by [`Preparation::Auto`] once the calls have
-/// taken [`Preparation::COMPILE_AFTER`] and run faster compiled ([`plan`](Self::plan) says
-/// which).
+/// the gradient ([`Grad`](crate::Grad)), so with feature `jit` the recording and its sweeps
+/// are compiled to machine code on request ([`Preparation::Compile`]) or by
+/// [`Preparation::Auto`] once the calls have taken [`Preparation::COMPILE_AFTER`] and run
+/// faster compiled ([`plan`](Self::plan) says which).
 /// Every preparation gives the bits of [`hessian_with`](crate::hessian_with) by
 /// [`Pair::ReverseOverReverse`]: the same matrix, made exactly symmetric the same way.
 ///
@@ -55,7 +38,10 @@ impl<F: Function> Function for GradientOf<F> {
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 pub struct PreparedHessian<F> {
-    jacobian: PreparedJacobian<GradientOf<F>>,
+    /// The Jacobian of [`Grad`]: on tape variables, `f` recorded on an inner tape and swept,
+    /// all of it recorded as one program of `f64` whose outputs are the gradient.
+    jacobian: PreparedJacobian<Grad<F>>,
+    n: usize,
     /// The last call's plan of the Jacobian of the gradient.
     plan: Option<Plan>,
 }
@@ -102,10 +88,10 @@ impl<F: Function + Sync> PreparedHessian<F> {
         if outputs != 1 {
             return Err(Error::NotScalar { outputs });
         }
-        let jacobian =
-            PreparedJacobian::with_preparation(GradientOf(f), x, Mode::Reverse, preparation)?;
+        let jacobian = PreparedJacobian::with_preparation(Grad(f), x, Mode::Reverse, preparation)?;
         Ok(PreparedHessian {
             jacobian,
+            n: x.len(),
             plan: None,
         })
     }
@@ -118,11 +104,18 @@ impl<F: Function + Sync> PreparedHessian<F> {
     ///
     /// An `x` of another length than the prepared one; an `f` that no longer has one output.
     pub fn hessian(&mut self, x: &[f64]) -> Result<Hessian, Error> {
-        let j = self.jacobian.jacobian(x)?;
+        if x.len() != self.n {
+            return Err(Error::InputLength {
+                expected: self.n,
+                found: x.len(),
+            });
+        }
+        // One output, checked before a recording made afresh would find another count.
         let value = match self.jacobian.function().0.eval(x)[..] {
             [y] => y,
             ref ys => return Err(Error::NotScalar { outputs: ys.len() }),
         };
+        let j = self.jacobian.jacobian(x)?;
         let mut matrix = j.matrix;
         hessian::symmetrise(&mut matrix);
         let reason = match &j.plan.replay {
