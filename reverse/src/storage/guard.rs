@@ -106,6 +106,16 @@ pub(crate) fn piecewise(op: OpCode) -> bool {
     )
 }
 
+/// The bits of an integer a piece is named by, every NaN as one: a NaN's sign and payload are
+/// unspecified, and may differ between the recording and a re-evaluation of the same operations.
+fn bits(x: f64) -> u64 {
+    if x.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        x.to_bits()
+    }
+}
+
 /// The piece of a piecewise rule at arguments `a`, `b` with value `y` (primal values).
 pub(crate) fn piece(op: OpCode, a: f64, b: f64, y: f64) -> u64 {
     let order = |o: Option<Ordering>| Compare::Order.answer(o);
@@ -118,8 +128,8 @@ pub(crate) fn piece(op: OpCode, a: f64, b: f64, y: f64) -> u64 {
         OpCode::Abs => sign(a),
         OpCode::Relu => (a > 0.0) as u64,
         OpCode::Hypot => (a == 0.0 && b == 0.0) as u64,
-        OpCode::Fract => a.trunc().to_bits(),
-        OpCode::Rem => (a / b).trunc().to_bits(),
-        _ => y.to_bits(),
+        OpCode::Fract => bits(a.trunc()),
+        OpCode::Rem => bits((a / b).trunc()),
+        _ => bits(y),
     }
 }

@@ -298,6 +298,23 @@ fn a_shift_on_a_replayable_tape_is_recomputed_and_guarded_by_its_own_value() {
     assert!(matches!(err, reverse::ReplayError::Guard(_)), "{err}");
 }
 
+/// The integer a piece of `floor` or `%` is named by is the same decision for every NaN: a
+/// recording at one NaN re-evaluates at another (of the other sign), and its guard fails where
+/// the integer changes.
+#[test]
+fn a_piece_named_by_a_nan_holds_for_every_nan() {
+    let tape = Tape::replayable();
+    let x = tape.vars(&[-f64::NAN, 3.0]);
+    let (f, r) = (x[0].floor(), x[0] % x[1]);
+    assert!(f.value().is_sign_negative() && f.value().is_nan());
+    let mut rec = tape.finish();
+    rec.reevaluate(&[f64::NAN, 3.0]).unwrap();
+    assert!(rec.value(f).is_nan() && rec.value(f).is_sign_positive());
+    assert!(rec.value(r).is_nan());
+    let err = rec.reevaluate(&[1.5, 3.0]).unwrap_err();
+    assert!(err.to_string().contains("guard 0 failed"), "{err}");
+}
+
 /// A piecewise-constant rule records nothing on a plain tape, yet the Vars of two recordings
 /// still cannot meet in it.
 #[test]
