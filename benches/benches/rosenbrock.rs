@@ -18,7 +18,7 @@
 //! `Tape::replayable` recording re-evaluated and swept), `replay_reevaluate` its first half, `replay_record` the recording
 //! on a replayable tape; `compiled_replay` and `compiled_reevaluate` are the same recording
 //! compiled to machine code (`Recording::compile`, feature `jit`), and `compiled_gradient` its
-//! gradient compiled alone (`Recording::compile_gradient`, `gradient_at`).
+//! gradient compiled alone (`Recording::compile_gradient`, `CompiledGradient::gradient`).
 //!
 //! The `jacobian` drivers may split their sweeps across threads (rayon's pool) when the work
 //! is large; the peers run on one thread. `RAYON_NUM_THREADS=1` makes every entry
@@ -107,12 +107,12 @@ fn bench(c: &mut Criterion) {
         group.bench_function("compiled_reevaluate", |b| {
             b.iter(|| rec.reevaluate(black_box(&x_new)).unwrap())
         });
-        rec.compile_gradient(y).unwrap();
+        let mut compiled = rec.compile_gradient(y).unwrap();
         let mut g = vec![0.0; n];
         group.bench_function("compiled_gradient", |b| {
-            b.iter(|| rec.gradient_at(black_box(&x_new), &mut g).unwrap())
+            b.iter(|| compiled.gradient(black_box(&x_new), &mut g).unwrap())
         });
-        drop(rec);
+        drop(compiled);
         // Recording on a replayable tape: the program is kept beside the sweep's arrays.
         group.bench_function("replay_record", |b| {
             b.iter(|| {

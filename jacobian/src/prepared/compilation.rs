@@ -8,13 +8,14 @@ use std::time::Instant;
 
 /// Compiles a prepared object `s`, timing `call` (the fastest of three) before and after:
 /// `compile` makes the code (its bytes and seconds, or why not) and makes the calls run it;
-/// with `only_if_faster`, `forget` drops it again where the compiled calls are not faster.
+/// with `only_if_faster`, `forget` drops it again where the compiled calls are not faster (and
+/// may fail as a call does).
 /// What it made, after `after_calls` calls of the object.
 pub(super) fn compile_timed<S>(
     s: &mut S,
     mut call: impl FnMut(&mut S) -> Result<(), Error>,
     compile: impl FnOnce(&mut S) -> Result<(usize, f64), String>,
-    forget: impl FnOnce(&mut S),
+    forget: impl FnOnce(&mut S) -> Result<(), Error>,
     only_if_faster: bool,
     after_calls: usize,
 ) -> Result<Compilation, Error> {
@@ -49,7 +50,7 @@ pub(super) fn compile_timed<S>(
         declined: None,
     };
     if only_if_faster && compiled >= interpreted {
-        forget(s);
+        forget(s)?;
         c.code_bytes = 0;
         c.declined = Some("compiled calls were not faster".into());
     }

@@ -2,7 +2,7 @@
 //! time by the strategy its plan chooses.
 
 use super::Preparation;
-use super::compilation::{compile_timed, forget_code};
+use super::compilation::compile_timed;
 use super::recording::reuse_or_record;
 use crate::hessian;
 use crate::plan::Compilation;
@@ -41,8 +41,9 @@ pub struct PreparedPlan {
     pub recording_bytes: usize,
     /// Seconds one plain recording of `f` took, while preparing.
     pub recording_seconds: f64,
-    /// Bytes the object keeps: its recording's capacities, with the compiled program if it
-    /// re-evaluates ([`reverse::Recording::kept_bytes`]), and the adjoints.
+    /// Bytes the object keeps: its recording's capacities, with the program if it re-evaluates
+    /// ([`reverse::Recording::kept_bytes`]), and the adjoints; or its compiled gradient
+    /// (`reverse::jit::CompiledGradient::kept_bytes`).
     pub kept_bytes: usize,
     /// Seconds preparing took, including one call at the point it was prepared at (so that the
     /// first call of the user pays nothing more than any other).
@@ -50,7 +51,8 @@ pub struct PreparedPlan {
     /// Why this strategy.
     pub reason: String,
     /// What compiling made and repays, where the object tried ([`Preparation::Compile`], or
-    /// [`Preparation::Auto`] where it re-evaluates); `None` where it did not.
+    /// [`Preparation::Auto`]: with feature `jit`, or where it re-evaluates); `None` where it
+    /// did not.
     pub compilation: Option<Compilation>,
 }
 
@@ -102,8 +104,15 @@ impl fmt::Display for PreparedPlan {
 /// ```
 pub struct PreparedGradient<F> {
     f: F,
-    /// Always present between calls (taken out while [`Preparation::Record`] records again).
+    /// The recording between calls, but where its gradient is compiled (feature `jit`);
+    /// taken out while [`Preparation::Record`] records again.
     recorded: Option<Recorded>,
+    /// The compiled gradient, which took the recording's place.
+    #[cfg(feature = "jit")]
+    compiled: Option<reverse::jit::CompiledGradient>,
+    /// What the recording compiled held.
+    #[cfg(feature = "jit")]
+    compiled_tape: TapeStats,
     plan: PreparedPlan,
     last: Replay,
     rerecords: usize,
@@ -153,11 +162,23 @@ impl<F: Function> PreparedGradient<F> {
         }
         let recording_bytes = plain.rec.stats().bytes;
         let estimate = Preparation::PROGRAM_FACTOR * recording_bytes;
+        // Too many nodes for the compiler: nothing is compiled, and a replayable recording
+        // would only cost memory.
+        #[cfg(feature = "jit")]
+        let too_many = (plain.rec.stats().nodes > reverse::jit::MOST_NODES).then(|| {
+            format!(
+                "its {} nodes are more than the {} the compiler takes",
+                plain.rec.stats().nodes,
+                reverse::jit::MOST_NODES
+            )
+        });
+        #[cfg(not(feature = "jit"))]
+        let too_many: Option<String> = None;
         let (strategy, reason) = match preparation {
             Preparation::Auto if estimate <= Preparation::EXTRA_BYTES => (
                 Preparation::Reevaluate,
                 format!(
-                    "its compiled program, about {} MiB, fits in {} MiB",
+                    "its program, about {} MiB, fits in {} MiB",
                     estimate >> 20,
                     Preparation::EXTRA_BYTES >> 20
                 ),
@@ -165,27 +186,29 @@ impl<F: Function> PreparedGradient<F> {
             Preparation::Auto => (
                 Preparation::Record,
                 format!(
-                    "a compiled program, about {} MiB, would pass {} MiB",
+                    "its program, about {} MiB, would pass {} MiB",
                     estimate >> 20,
                     Preparation::EXTRA_BYTES >> 20
                 ),
             ),
-            // More nodes than the compiler takes: a replayable recording would only cost
-            // memory, so the calls record afresh.
-            #[cfg(feature = "jit")]
-            Preparation::Compile if plain.rec.stats().nodes > reverse::jit::MOST_NODES => (
+            Preparation::Compile if too_many.is_some() => (
                 Preparation::Record,
                 format!(
-                    "chosen by the caller, but its {} nodes are more than the {} the compiler \
-                     takes",
-                    plain.rec.stats().nodes,
-                    reverse::jit::MOST_NODES
+                    "chosen by the caller, but {}",
+                    too_many.as_deref().unwrap_or("")
                 ),
             ),
             chosen => (chosen, "chosen by the caller".to_string()),
         };
-        let compile = (preparation == Preparation::Compile && strategy != Preparation::Record)
-            || (preparation == Preparation::Auto && strategy == Preparation::Reevaluate);
+        let compile = match preparation {
+            Preparation::Compile => strategy != Preparation::Record,
+            // Compiled where its calls are faster than the other strategy's and it keeps
+            // little enough (checked once compiled).
+            Preparation::Auto => {
+                too_many.is_none() && (cfg!(feature = "jit") || strategy == Preparation::Reevaluate)
+            }
+            _ => false,
+        };
         let strategy = match strategy {
             Preparation::Compile => Preparation::Reevaluate, // until compiled below
             s => s,
@@ -205,6 +228,10 @@ impl<F: Function> PreparedGradient<F> {
         let mut p = PreparedGradient {
             f,
             recorded: Some(recorded),
+            #[cfg(feature = "jit")]
+            compiled: None,
+            #[cfg(feature = "jit")]
+            compiled_tape: TapeStats::default(),
             plan: PreparedPlan {
                 strategy,
                 recording_bytes,
@@ -228,14 +255,49 @@ impl<F: Function> PreparedGradient<F> {
         Ok(p)
     }
 
-    /// `(f(x), ∇f(x))`: the recording re-evaluated at `x` and swept once (or `f` recorded
-    /// afresh at `x` where a guard fails, or at every call by [`Preparation::Record`]; see
-    /// [`last`](PreparedGradient::last)).
+    /// `(f(x), ∇f(x))`: the recording re-evaluated at `x` and swept once, or its compiled
+    /// gradient run (or `f` recorded afresh at `x` where a guard fails, or at every call by
+    /// [`Preparation::Record`]; see [`last`](PreparedGradient::last)).
     ///
     /// # Errors
     ///
     /// A wrong-sized `x`.
     pub fn gradient(&mut self, x: &[f64]) -> Result<(f64, Vec<f64>), Error> {
+        #[cfg(feature = "jit")]
+        if let Some(c) = self.compiled.as_mut() {
+            let mut g = vec![0.0; c.inputs()];
+            match c.gradient(x, &mut g) {
+                Ok(y) => {
+                    self.last = Replay::Reevaluated;
+                    return Ok((y, g));
+                }
+                Err(reverse::jit::RunError::Length { inputs, x, .. }) => {
+                    return Err(Error::InputLength {
+                        expected: inputs,
+                        found: x,
+                    });
+                }
+                Err(failed) => {
+                    // Recorded afresh at `x`, which names the guard; swept here, then
+                    // compiled again.
+                    let fresh = sweeps::record_replayable(&self.f, x, Some(1))?;
+                    let why = c.failed_guard(&fresh.rec).map_or_else(
+                        || failed.to_string(),
+                        |g| reverse::ReplayError::Guard(g).to_string(),
+                    );
+                    self.compiled = None;
+                    self.recorded = Some(fresh);
+                    self.rerecords += 1;
+                    self.last = Replay::Rerecorded(why);
+                    let out = self.sweep();
+                    // A recording that does not compile (its output a constant at this point,
+                    // say) runs interpreted until a guard fails again.
+                    let _ = self.compile_recording();
+                    return Ok(out);
+                }
+            }
+        }
+        let mut fresh = 0;
         if self.plan.strategy == Preparation::Record {
             let n = self.recorded.as_ref().map_or(x.len(), |r| r.xs.len());
             if x.len() != n {
@@ -249,65 +311,126 @@ impl<F: Function> PreparedGradient<F> {
             self.last = Replay::Recorded;
         } else {
             let r = self.recorded.as_mut().expect("kept between calls");
-            #[cfg(feature = "jit")]
-            if self.plan.strategy == Preparation::Compile && r.rec.gradient_code().is_some() {
-                // The compiled gradient, in buffers of its own; where a guard fails, recorded
-                // afresh (and compiled again) below. A recording made afresh that did not
-                // compile (its output a constant there, say) runs interpreted.
-                let mut g = vec![0.0; r.xs.len()];
-                if let Ok(y) = r.rec.gradient_at(x, &mut g) {
-                    self.last = Replay::Reevaluated;
-                    return Ok((y, g));
-                }
-            }
-            let (replay, fresh) = reuse_or_record(&self.f, r, x)?;
-            self.rerecords += fresh;
+            let (replay, made) = reuse_or_record(&self.f, r, x)?;
+            self.rerecords += made;
             self.last = replay;
-            if fresh > 0 && self.plan.strategy == Preparation::Compile {
-                let _ = self.compile_recording();
-            }
+            fresh = made;
         }
+        let out = self.sweep();
+        if fresh > 0 && self.plan.strategy == Preparation::Compile {
+            let _ = self.compile_recording();
+        }
+        Ok(out)
+    }
+
+    /// The value and gradient of the recording at its point.
+    fn sweep(&mut self) -> (f64, Vec<f64>) {
         let r = self.recorded.as_mut().expect("kept between calls");
         let y = r.ys[0];
         // Only the inputs' adjoints, the sweep's buffer kept for the next call.
         let g = r
             .rec
             .sweep_wrt_with(&[(y, 1.0)], &r.xs, &mut r.work.adjoints);
-        Ok((r.rec.value(y), g))
+        (r.rec.value(y), g)
     }
 
-    /// Compiles the recording where the plan says so, timing calls before and after; with
-    /// `only_if_faster`, drops the code again if the compiled calls are not faster.
+    /// Compiles the gradient where the plan says so, timing calls before and after; with
+    /// `only_if_faster` (`Auto`), goes back to the strategy it had where the compiled calls
+    /// are not faster or keep more than [`Preparation::EXTRA_BYTES`] beyond one recording.
     fn compile(&mut self, x: &[f64], only_if_faster: bool) -> Result<(), Error> {
+        let before = self.plan.strategy;
         let c = compile_timed(
             self,
             |p| p.gradient(x).map(drop),
             |p| {
-                let made = p.compile_recording()?;
-                p.plan.strategy = Preparation::Compile;
-                Ok(made)
+                // Calls that record afresh keep no replayable recording: one is made to compile.
+                if before == Preparation::Record && cfg!(feature = "jit") {
+                    p.recorded = Some(
+                        sweeps::record_replayable(&p.f, x, Some(1)).map_err(|e| e.to_string())?,
+                    );
+                }
+                let made = p.compile_recording();
+                let kept = p.kept_bytes();
+                let extra = kept.saturating_sub(p.plan.recording_bytes);
+                let made = match made {
+                    Ok(_) if only_if_faster && extra > Preparation::EXTRA_BYTES => Err(format!(
+                        "its compiled gradient would keep {} MiB, more than one recording and \
+                         {} MiB",
+                        kept >> 20,
+                        Preparation::EXTRA_BYTES >> 20
+                    )),
+                    made => made,
+                };
+                match made {
+                    Ok(made) => {
+                        p.plan.strategy = Preparation::Compile;
+                        Ok(made)
+                    }
+                    Err(why) => {
+                        p.uncompile(x, before).map_err(|e| e.to_string())?;
+                        Err(why)
+                    }
+                }
             },
-            |p| {
-                forget_code(p.recorded.as_mut().expect("kept between calls"));
-                p.plan.strategy = Preparation::Reevaluate;
-            },
+            |p| p.uncompile(x, before),
             only_if_faster,
             0,
         )?;
+        if only_if_faster && self.plan.strategy == Preparation::Compile {
+            self.plan.reason = format!(
+                "{}; compiled: its gradient keeps {} MiB, within one recording and {} MiB more, \
+                 and its calls were faster",
+                self.plan.reason,
+                self.kept_bytes() >> 20,
+                Preparation::EXTRA_BYTES >> 20
+            );
+        }
         self.plan.compilation = Some(c);
         Ok(())
     }
 
-    /// Compiles the current recording's gradient: its code's bytes and compile seconds, or
-    /// why it cannot be compiled.
+    /// Drops the compiled gradient and goes back to `strategy`, with a recording made at `x`
+    /// as that strategy keeps it.
+    fn uncompile(&mut self, x: &[f64], strategy: Preparation) -> Result<(), Error> {
+        #[cfg(feature = "jit")]
+        {
+            self.compiled = None;
+        }
+        // A replayable recording that did not compile is kept for `Reevaluate`.
+        if strategy == Preparation::Record || self.recorded.is_none() {
+            self.recorded = Some(match strategy {
+                Preparation::Record => sweeps::record_plain_again(&self.f, x, Some(1), None)?,
+                _ => sweeps::record_replayable(&self.f, x, Some(1))?,
+            });
+        }
+        self.plan.strategy = strategy;
+        self.gradient(x).map(drop)
+    }
+
+    /// Compiles the current recording's gradient, which takes the recording's place: its
+    /// code's bytes and compile seconds, or why it cannot be compiled (the recording stays).
     fn compile_recording(&mut self) -> Result<(usize, f64), String> {
         #[cfg(feature = "jit")]
         {
-            let r = self.recorded.as_mut().expect("kept between calls");
-            r.rec
-                .compile_gradient(r.ys[0])
-                .map(|code| (code.bytes, code.time.as_secs_f64()))
-                .map_err(|e| e.to_string())
+            let Recorded { rec, xs, ys, work } = self.recorded.take().expect("kept between calls");
+            let stats = rec.stats();
+            match rec.compile_gradient(ys[0]) {
+                Ok(c) => {
+                    let made = (c.code().bytes, c.code().time.as_secs_f64());
+                    self.compiled = Some(c);
+                    self.compiled_tape = stats;
+                    Ok(made)
+                }
+                Err(not) => {
+                    self.recorded = Some(Recorded {
+                        rec: *not.recording,
+                        xs,
+                        ys,
+                        work,
+                    });
+                    Err(not.error.to_string())
+                }
+            }
         }
         #[cfg(not(feature = "jit"))]
         Err(super::compilation::NO_JIT.to_string())
@@ -318,8 +441,13 @@ impl<F: Function> PreparedGradient<F> {
         &self.plan
     }
 
-    /// Bytes kept now: the recording (with its compiled program) and the adjoints.
+    /// Bytes kept now: the recording (with its compiled program) and the adjoints, or the
+    /// compiled gradient.
     fn kept_bytes(&self) -> usize {
+        #[cfg(feature = "jit")]
+        if let Some(c) = &self.compiled {
+            return c.kept_bytes();
+        }
         self.recorded.as_ref().map_or(0, |r| {
             r.rec.kept_bytes() + size_of_val(r.work.adjoints.as_slice())
         })
@@ -369,8 +497,12 @@ impl<F: Function> PreparedGradient<F> {
         &self.f
     }
 
-    /// What the current recording holds.
+    /// What the current recording holds (the one compiled, where the gradient is).
     pub fn tape(&self) -> TapeStats {
+        #[cfg(feature = "jit")]
+        if self.compiled.is_some() {
+            return self.compiled_tape;
+        }
         self.recorded
             .as_ref()
             .map_or_else(TapeStats::default, |r| r.rec.stats())

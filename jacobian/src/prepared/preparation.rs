@@ -11,11 +11,12 @@
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preparation {
-    /// [`Reevaluate`](Preparation::Reevaluate) where the compiled program fits in
+    /// [`Reevaluate`](Preparation::Reevaluate) where the interpreter's program fits in
     /// [`Preparation::EXTRA_BYTES`] (estimated as [`Preparation::PROGRAM_FACTOR`] times one
-    /// recording), else [`Record`](Preparation::Record); with feature `jit`,
-    /// [`Compile`](Preparation::Compile) instead of `Reevaluate` where a compiled call is
-    /// faster than an interpreted one (both timed while preparing).
+    /// recording), else [`Record`](Preparation::Record); with feature `jit`, a gradient is
+    /// [`Compile`](Preparation::Compile)d instead where a compiled call is faster than a call
+    /// of the other (both timed while preparing) and the compiled gradient keeps at most
+    /// `EXTRA_BYTES` more than one recording (it keeps what its code reads, not the recording).
     ///
     /// A `PreparedJacobian` (and a `PreparedSparseJacobian` by rows) re-evaluates, and
     /// (feature `jit`) compiles its recording once its calls have taken
@@ -34,8 +35,9 @@ pub enum Preparation {
     /// recordings need, whose calls are bound by memory traffic either way.
     Record,
     /// [`Reevaluate`](Preparation::Reevaluate), the recording compiled to machine code
-    /// (`reverse::Recording::compile`, feature `jit`), and compiled again when a guard makes
-    /// a call record afresh. [`Auto`](Preparation::Auto) chooses it where the compiled calls
+    /// (feature `jit`), and compiled again when a guard makes a call record afresh. A
+    /// `PreparedGradient` compiles its gradient alone (`reverse::Recording::compile_gradient`),
+    /// which keeps the arrays its code reads in place of the recording. [`Auto`](Preparation::Auto) chooses it where the compiled calls
     /// are faster, and the plan says after how many calls the compile time is repaid. Without
     /// the feature, or where the recording cannot be compiled, it re-evaluates interpreted and
     /// the plan says why; a recording of more nodes than the compiler takes
@@ -47,7 +49,7 @@ pub enum Preparation {
 }
 
 impl Preparation {
-    /// The most bytes [`Auto`](Preparation::Auto) lets a compiled program add to its
+    /// The most bytes [`Auto`](Preparation::Auto) lets a prepared program keep beyond one
     /// recording: 64 MiB.
     ///
     /// ```

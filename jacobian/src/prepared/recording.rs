@@ -179,7 +179,10 @@ pub(crate) fn compile_kept<S>(
         s,
         call,
         |s| kept(s).compile(lanes),
-        |s| kept(s).forget(),
+        |s| {
+            kept(s).forget();
+            Ok(())
+        },
         only_if_faster,
         calls,
     )?;

@@ -455,25 +455,45 @@ impl Function for Ring {
     }
 }
 
-/// A recording whose compiled program would pass the budget is recorded afresh at each call in
-/// buffers of its own size: the memory of one recording, and the one-shot driver's bits.
+/// A recording whose program would pass the budget is recorded afresh at each call in buffers
+/// of its own size: the memory of one recording, and the one-shot driver's bits; `Auto` does
+/// so unless (feature `jit`) its compiled gradient is faster and keeps less than the budget
+/// beyond one recording.
 #[test]
 fn a_large_recording_is_recorded_again_in_its_own_buffers() {
     let f = Ring { terms: 1 << 20 };
     let x: Vec<f64> = (0..8).map(|i| 0.5 + 0.1 * i as f64).collect();
-    let mut p = PreparedGradient::new(&f, &x).unwrap();
-    let plan = p.plan().clone();
-    assert_eq!(plan.strategy, Preparation::Record, "{plan}");
+    let y: Vec<f64> = x.iter().map(|v| -v).collect();
+    let mut auto = PreparedGradient::new(&f, &x).unwrap();
+    let plan = auto.plan().clone();
     assert!(plan.reason.contains("would pass 64 MiB"), "{plan}");
     assert!(
         Preparation::PROGRAM_FACTOR * plan.recording_bytes > Preparation::EXTRA_BYTES,
         "{plan}"
     );
+    if cfg!(feature = "jit") {
+        // One loop: compiled, faster than recording at each call, and small.
+        assert_eq!(plan.strategy, Preparation::Compile, "{plan}");
+        assert!(
+            plan.kept_bytes <= plan.recording_bytes + Preparation::EXTRA_BYTES,
+            "{plan}"
+        );
+        for point in [&y, &x] {
+            let got = auto.gradient(point).unwrap();
+            assert_eq!(got, jacobian::gradient(&f, point).unwrap());
+            assert_eq!(auto.last(), &Replay::Reevaluated);
+        }
+    } else {
+        assert_eq!(plan.strategy, Preparation::Record, "{plan}");
+    }
+    drop(auto);
+    let mut p = PreparedGradient::with(&f, &x, Preparation::Record).unwrap();
+    let plan = p.plan().clone();
+    assert_eq!(plan.strategy, Preparation::Record, "{plan}");
     assert!(
         plan.kept_bytes as f64 <= 1.5 * plan.recording_bytes as f64,
         "{plan}"
     );
-    let y: Vec<f64> = x.iter().map(|v| -v).collect();
     for point in [&y, &x] {
         let got = p.gradient(point).unwrap();
         assert_eq!(got, jacobian::gradient(&f, point).unwrap());
@@ -563,7 +583,12 @@ fn a_compiled_prepared_gradient_runs_interpreted_where_its_output_is_constant() 
     let mut p = PreparedGradient::with(Clamped, &[1.0], Preparation::Compile).unwrap();
     assert_eq!(p.gradient(&[3.0]).unwrap(), (9.0, vec![6.0]));
     assert_eq!(p.gradient(&[-1.0]).unwrap(), (0.0, vec![0.0]));
-    assert!(matches!(p.last(), Replay::Rerecorded(_)));
+    assert!(matches!(p.last(), Replay::Rerecorded(why) if why.contains("guard 0 failed")));
+    // The failed guard named as re-evaluation names it.
+    let mut q = PreparedGradient::with(Clamped, &[1.0], Preparation::Reevaluate).unwrap();
+    q.gradient(&[3.0]).unwrap();
+    q.gradient(&[-1.0]).unwrap();
+    assert_eq!(p.last(), q.last());
     assert_eq!(p.gradient(&[-2.0]).unwrap(), (0.0, vec![0.0]));
     assert_eq!(p.last(), &Replay::Reevaluated);
     assert_eq!(p.gradient(&[2.0]).unwrap(), (4.0, vec![4.0]));

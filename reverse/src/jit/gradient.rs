@@ -1,50 +1,264 @@
-//! A gradient compiled alone: its machine code and the buffers it works in, apart from the
-//! recording's.
+//! A gradient compiled alone ([`Recording::compile_gradient`]): its machine code and the
+//! arrays that code reads, kept apart from the recording, which is dropped.
 
 use super::machine;
-use super::report::CodeStats;
-use crate::storage::TapeData;
-use crate::storage::program::{Machine, Program};
+use super::report::{CodeStats, CompileError};
+use crate::replay::compile::{Operands, slot};
+use crate::replay::{GuardFailure, error};
+use crate::storage::guard::Guard;
+use crate::storage::op_code::OpCode;
+use crate::storage::program::{Form, Machine, Rule};
+use crate::tape::Recording;
+use core::fmt;
 
-/// A gradient's machine code and the buffers it works in.
-pub(super) struct Gradient {
-    pub(super) code: machine::Code,
+/// The gradient of one output of a recording of `f64`, compiled to machine code: one function
+/// that computes, at a new point, the values and the adjoints the gradient needs and checks
+/// the recording's guards. Made by [`Recording::compile_gradient`], which gives it the arrays
+/// its code reads (the n-ary operands, user rules, edges) and drops the rest of the recording:
+/// it keeps about one value and one adjoint per node, and the edges.
+///
+/// Bit for bit the interpreter's gradient (see [the module](crate::jit)). Where a guard fails
+/// it returns [`RunError::Guard`]: record the function afresh at that point (its operations
+/// differ there), and [`failed_guard`](Self::failed_guard) names the guard as re-evaluation
+/// would.
+///
+/// ```
+/// # #[cfg(feature = "jit")] {
+/// use reverse::Tape;
+///
+/// let tape = Tape::replayable();
+/// let x = tape.vars(&[1.0, 2.0]);
+/// let y = x[0] * x[1] + x[1];
+/// let mut g = tape.finish().compile_gradient(y)?;
+/// let mut grad = [0.0; 2];
+/// assert_eq!(g.gradient(&[3.0, 4.0], &mut grad)?, 16.0);
+/// assert_eq!(grad, [4.0, 4.0]);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct CompiledGradient {
+    code: machine::Code,
     /// The output, and the input nodes.
-    pub(super) y: u32,
-    pub(super) inputs: Vec<u32>,
+    y: u32,
+    inputs: Vec<u32>,
     /// Values (the constants after the nodes), partials of calls, adjoints.
-    pub(super) values: Vec<f64>,
-    pub(super) partials: Vec<f64>,
-    pub(super) adj: Vec<f64>,
-    pub(super) stats: CodeStats,
+    values: Vec<f64>,
+    partials: Vec<f64>,
+    adj: Vec<f64>,
+    /// The recording's arrays the code reads: n-ary operands (indices into `values`), user
+    /// rules, forms (of calls), weighted edges' parents, unit edges.
+    args: Vec<u32>,
+    rules: Vec<Rule<f64>>,
+    forms: Vec<Form>,
+    parents: Vec<u32>,
+    units: Vec<u32>,
+    /// The guards the code leaves to Rust, each with what its outcome reads.
+    unchecked: Vec<Unchecked>,
+    stats: CodeStats,
 }
 
-impl crate::storage::derived::Derived for Gradient {
-    fn capacity_bytes(&self) -> usize {
-        self.code.kept_bytes()
-            + 8 * (self.values.capacity() + self.partials.capacity() + self.adj.capacity())
+/// A guard checked by Rust, with the operation and operands of its node (for a piece).
+struct Unchecked {
+    guard: Guard,
+    op: OpCode,
+    operands: [u32; 2],
+}
+
+/// Why a [`CompiledGradient`] gave no gradient at a point.
+///
+/// ```
+/// # #[cfg(feature = "jit")] {
+/// let tape = reverse::Tape::replayable();
+/// let x = tape.var(2.0);
+/// let y = x * x;
+/// let mut g = tape.finish().compile_gradient(y)?;
+/// let err = g.gradient(&[1.0, 2.0], &mut [0.0]).unwrap_err();
+/// assert!(err.to_string().contains("1 input"), "{err}");
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The point or the gradient's buffer does not hold one number per input.
+    Length {
+        /// Inputs of the recording.
+        inputs: usize,
+        /// Numbers of the point.
+        x: usize,
+        /// Numbers of the gradient's buffer.
+        grad: usize,
+    },
+    /// A decision the recording depended on goes the other way at the point: the function
+    /// runs other operations there. [`CompiledGradient::failed_guard`] names it.
+    Guard,
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Length { inputs, x, grad } => write!(
+                f,
+                "a compiled gradient of {inputs} input(s) was given a point of {x} and a \
+                 gradient buffer of {grad}"
+            ),
+            RunError::Guard => write!(
+                f,
+                "a guard of the compiled gradient failed: the function takes another branch at \
+                 this point (record it there)"
+            ),
+        }
     }
-    crate::storage::derived::derived_any!();
 }
 
-impl Gradient {
-    /// The forward pass, the guards, the sweep; `Err` if a guard fails.
-    pub(super) fn run(
-        &mut self,
-        d: &TapeData<f64>,
-        p: &Program<f64>,
-        x: &[f64],
-        grad: &mut [f64],
-    ) -> Result<f64, ()> {
-        let Gradient {
+impl std::error::Error for RunError {}
+
+/// A recording whose gradient was not compiled, given back with the reason.
+///
+/// ```
+/// # #[cfg(feature = "jit")] {
+/// let tape = reverse::Tape::replayable();
+/// let x = tape.var(2.0);
+/// let _ = x * x;
+/// let not = tape.finish().compile_gradient(reverse::Var::constant(1.0)).err().unwrap();
+/// assert_eq!(not.error, reverse::jit::CompileError::Constant);
+/// assert_eq!(not.recording.len(), 2);
+/// # }
+/// ```
+pub struct NotCompiled {
+    /// Why.
+    pub error: CompileError,
+    /// The recording, unchanged: it runs interpreted (boxed: a recording is a large value).
+    pub recording: Box<Recording<f64>>,
+}
+
+impl fmt::Debug for NotCompiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NotCompiled")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Display for NotCompiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for NotCompiled {}
+
+impl CompiledGradient {
+    /// Takes from `rec`, just compiled to `code`, what the code reads, and drops the rest.
+    pub(super) fn take(
+        rec: &mut Recording<f64>,
+        code: machine::Code,
+        y: u32,
+        mut stats: CodeStats,
+        start: std::time::Instant,
+    ) -> CompiledGradient {
+        rec.with_data_mut(|d| {
+            let mut p = d.program.take().expect("compiled, so replayable");
+            let n = d.len();
+            let inputs = (0..n as u32)
+                .filter(|&i| p.forms[i as usize] == Form::Input)
+                .collect();
+            let args = p
+                .derived
+                .take::<Operands>()
+                .expect("prepared when compiled")
+                .args;
+            let unchecked = code
+                .unchecked()
+                .iter()
+                .map(|&k| {
+                    let guard = p.guards[k as usize];
+                    let (op, operands) = match guard.kind {
+                        crate::storage::guard::Kind::Piece { node } => {
+                            (p.ops[node as usize], p.operands[node as usize])
+                        }
+                        _ => (OpCode::Input, [0, 0]),
+                    };
+                    Unchecked {
+                        guard,
+                        op,
+                        operands,
+                    }
+                })
+                .collect();
+            let mut values = core::mem::take(&mut p.values);
+            values.shrink_to_fit();
+            let mut forms = core::mem::take(&mut p.forms);
+            forms.shrink_to_fit();
+            let rules = core::mem::take(&mut p.rules);
+            let partials = vec![0.0; d.partials().len()];
+            d.program = Some(p);
+            let (parents, units) = d.take_edges();
+            stats.time = start.elapsed();
+            CompiledGradient {
+                code,
+                y,
+                inputs,
+                values,
+                partials,
+                adj: vec![0.0; n],
+                args,
+                rules,
+                forms,
+                parents,
+                units,
+                unchecked,
+                stats,
+            }
+        })
+    }
+
+    /// The value of the output at `x`, and its gradient into `grad` (one number per input):
+    /// the interpreter's bits.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::Length`] for a point or a buffer of another length; [`RunError::Guard`]
+    /// where a guard fails at `x` (`grad` is then unchanged).
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// use reverse::{Tape, Var, jit::RunError};
+    ///
+    /// let tape = Tape::replayable();
+    /// let x = tape.var(2.0);
+    /// let y = if x > Var::constant(0.0) { x * x } else { -x };
+    /// let mut g = tape.finish().compile_gradient(y)?;
+    /// let mut grad = [0.0];
+    /// assert_eq!(g.gradient(&[3.0], &mut grad)?, 9.0);
+    /// assert_eq!(grad, [6.0]);
+    /// assert_eq!(g.gradient(&[-1.0], &mut grad), Err(RunError::Guard));
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn gradient(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, RunError> {
+        let CompiledGradient {
             code,
             y,
             inputs,
             values,
             partials,
             adj,
+            args,
+            rules,
+            forms,
+            parents,
+            units,
+            unchecked,
             ..
         } = self;
+        if x.len() != inputs.len() || grad.len() != inputs.len() {
+            return Err(RunError::Length {
+                inputs: inputs.len(),
+                x: x.len(),
+                grad: grad.len(),
+            });
+        }
         match inputs[..] {
             // Consecutive, as `Tape::vars` makes them: two slices.
             [first, .., last] if (last - first) as usize + 1 == inputs.len() => {
@@ -59,11 +273,6 @@ impl Gradient {
                 }
             }
         }
-        let args = &p
-            .derived
-            .get::<crate::replay::compile::Operands>()
-            .expect("prepared when compiled")
-            .args;
         macro_rules! arrays {
             () => {
                 machine::Arrays {
@@ -71,21 +280,22 @@ impl Gradient {
                     partials: &mut *partials,
                     adj: &mut *adj,
                     args,
-                    rules: &p.rules,
-                    forms: &p.forms,
-                    parents: d.parents(),
-                    units: d.units(),
+                    rules,
+                    forms,
+                    parents,
+                    units,
                 }
             };
         }
         code.gradient(true, arrays!());
+        let n = adj.len();
         let held = code.checks_hold(arrays!())
-            && code.unchecked().iter().all(|&k| {
-                let g = &p.guards[k as usize];
-                g.outcome_at(p, values) == g.outcome
+            && unchecked.iter().all(|u| {
+                let value = |r: u32| values[slot(r, n) as usize];
+                u.guard.outcome_with(value, |_| (u.op, u.operands)) == u.guard.outcome
             });
         if !held {
-            return Err(());
+            return Err(RunError::Guard);
         }
         adj[*y as usize] += 1.0;
         code.gradient(false, arrays!());
@@ -93,5 +303,106 @@ impl Gradient {
             *g = adj[i as usize];
         }
         Ok(values[*y as usize])
+    }
+
+    /// The guard that failed where [`gradient`](Self::gradient) returned [`RunError::Guard`],
+    /// named as [`Recording::reevaluate`] names it, given `fresh`: the same function recorded
+    /// afresh (on [`Tape::replayable`](crate::Tape::replayable)) at that point. The first guard
+    /// whose outcome differs between the two recordings is the one that failed (the operations
+    /// before it are the same); `None` where none differs.
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// use reverse::{Tape, Var};
+    ///
+    /// let kink = |tape: &Tape, x: f64| {
+    ///     let x = tape.var(x);
+    ///     if x > Var::constant(0.0) { x * x } else { -x }
+    /// };
+    /// let tape = Tape::replayable();
+    /// let y = kink(&tape, 2.0);
+    /// let mut g = tape.finish().compile_gradient(y)?;
+    /// assert!(g.gradient(&[-1.0], &mut [0.0]).is_err());
+    /// let tape = Tape::replayable();
+    /// kink(&tape, -1.0);
+    /// let failed = g.failed_guard(&tape.finish()).expect("a guard differs");
+    /// assert_eq!((failed.guard, failed.recorded.as_str(), failed.now.as_str()), (0, "true", "false"));
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn failed_guard(&self, fresh: &Recording<f64>) -> Option<GuardFailure> {
+        fresh.with_data(|d| {
+            let p = d.program.as_ref()?;
+            let old = self.code.outcomes();
+            let k = old
+                .iter()
+                .zip(&p.guards)
+                .position(|(&o, g)| o != g.outcome)?;
+            // Described at the fresh recording's values, with the outcomes the other way round:
+            // its outcome is the new one.
+            let (node, what, now, recorded) = error::explain(p, k, old[k]);
+            Some(GuardFailure {
+                guard: k,
+                node,
+                what,
+                recorded,
+                now,
+            })
+        })
+    }
+
+    /// Inputs of the gradient.
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// let tape = reverse::Tape::replayable();
+    /// let x = tape.vars(&[1.0, 2.0, 3.0]);
+    /// let y = x[0] * x[2];
+    /// assert_eq!(tape.finish().compile_gradient(y)?.inputs(), 3);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// What compiling made: the code's bytes, the compile time, the loops.
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// let tape = reverse::Tape::replayable();
+    /// let x = tape.var(2.0);
+    /// let y = x * x;
+    /// assert!(tape.finish().compile_gradient(y)?.code().bytes > 0);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn code(&self) -> &CodeStats {
+        &self.stats
+    }
+
+    /// Bytes kept: the machine code and the guards' outcomes, the values, partials and
+    /// adjoints, and the arrays of the recording the code reads.
+    ///
+    /// ```
+    /// # #[cfg(feature = "jit")] {
+    /// let tape = reverse::Tape::replayable();
+    /// let x = tape.vars(&[1.0; 100]);
+    /// let y = x.iter().fold(x[0], |s, &v| s * v);
+    /// let g = tape.finish().compile_gradient(y)?;
+    /// assert!(g.kept_bytes() >= 2 * 8 * 200); // a value and an adjoint per node
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn kept_bytes(&self) -> usize {
+        self.code.kept_bytes()
+            + 8 * (self.values.capacity() + self.partials.capacity() + self.adj.capacity())
+            + 4 * (self.inputs.capacity()
+                + self.args.capacity()
+                + self.parents.capacity()
+                + self.units.capacity())
+            + self.forms.capacity()
+            + self.rules.capacity() * size_of::<Rule<f64>>()
+            + self.unchecked.capacity() * size_of::<Unchecked>()
     }
 }

@@ -12,10 +12,11 @@
 //! [`Recording::compile_lanes`] compiles the sweep of `Q` adjoints per node (a Jacobian's `Q`
 //! rows in one pass), each lane the scalar sweep's bits.
 //!
-//! [`Recording::compile_gradient`] compiles one gradient alone, for
-//! [`Recording::gradient_at`]: it stores only what must pass through memory and computes the
-//! partials of arithmetic again in the sweep, which makes it the faster of the two where only
-//! the gradient is wanted (the `Compile` strategy of `jacobian::PreparedGradient` runs it).
+//! [`Recording::compile_gradient`] compiles one gradient alone, into a [`CompiledGradient`]
+//! that keeps what its code reads and drops the rest of the recording. Its code stores only
+//! what must pass through memory and computes the partials of arithmetic again in the sweep,
+//! which makes it the faster of the two where only the gradient is wanted (the `Compile`
+//! strategy of `jacobian::PreparedGradient` runs it).
 //!
 //! Both check the recording's guards in their code after the forward pass: comparisons (every
 //! operator) and the pieces of `max`, `min`, `abs` and `relu`, a run of them recorded turn by
@@ -86,6 +87,7 @@ mod shape;
 mod sweep;
 
 pub use build::{MOST_INSTRUCTIONS, MOST_LANES, MOST_NODES};
+pub use gradient::{CompiledGradient, NotCompiled, RunError};
 pub use report::{CodeStats, CompileError};
 
 use crate::replay::ReplayError;
@@ -94,7 +96,6 @@ use crate::storage::program::{Native, NativeLanes};
 use crate::tape::Recording;
 use build::{Target, build, compile};
 use core::any::Any;
-use gradient::Gradient;
 use report::Stats;
 use shared_ops::Op;
 use std::time::Instant;
@@ -144,7 +145,8 @@ impl<T: Op> Recording<T> {
         Ok(stats)
     }
 
-    /// Drops the machine code (of [`compile`](Self::compile) and of `compile_gradient`): the
+    /// Drops the machine code (of [`compile`](Self::compile) and of
+    /// [`compile_lanes`](Self::compile_lanes)): the
     /// recording runs interpreted again (for one whose compiled code did not pay). Does
     /// nothing to a recording not compiled.
     ///
@@ -165,7 +167,6 @@ impl<T: Op> Recording<T> {
     pub fn forget_code(&mut self) {
         self.with_data_mut(|d| {
             if let Some(p) = d.program.as_mut() {
-                p.derived.take::<Gradient>();
                 p.derived.take::<Native>();
                 p.derived.take::<NativeLanes>();
                 p.derived.take::<Stats>();
@@ -264,139 +265,54 @@ impl<T: Op> Recording<T> {
 }
 
 impl Recording<f64> {
-    /// Compiles the gradient of `y` with respect to the inputs, for
-    /// [`gradient_at`](Self::gradient_at): one function that computes the values and the
-    /// adjoints a gradient needs and no more. Values read only within a turn of a loop stay
-    /// in registers, and the sweep computes the partials of arithmetic again from them instead
-    /// of storing and loading them; an adjoint that only the turn adds to is never stored.
-    /// Same bits as the interpreter's gradient. What the interpreter prepared for re-evaluating
-    /// the recording is dropped (a later interpreted re-evaluation prepares it again), so the
-    /// compiled gradient keeps what its code reads and the recording itself.
+    /// Compiles the gradient of `y` with respect to the inputs into a [`CompiledGradient`]:
+    /// one function that computes the values and the adjoints a gradient needs and no more.
+    /// Values read only within a turn of a loop stay in registers, and the sweep computes the
+    /// partials of arithmetic again from them instead of storing and loading them; an adjoint
+    /// that only the turn adds to is never stored. Same bits as the interpreter's gradient.
+    ///
+    /// The recording is consumed: the compiled gradient keeps the arrays its code reads (the
+    /// edges, the n-ary operands, the user rules, a value and an adjoint per node) and the rest
+    /// is dropped, so that it holds less memory than the recording it came from.
     ///
     /// # Errors
     ///
-    /// As [`compile`](Self::compile).
+    /// [`NotCompiled`]: the reason (as for [`compile`](Self::compile), or
+    /// [`CompileError::Constant`] for an output that is a constant) and the recording, unchanged.
     ///
     /// ```
     /// # #[cfg(feature = "jit")] {
     /// let tape = reverse::Tape::replayable();
     /// let x = tape.vars(&[1.0, 2.0]);
     /// let y = x[0] * x[1] + x[1];
-    /// let mut rec = tape.finish();
-    /// rec.compile_gradient(y)?;
-    /// let mut g = [0.0; 2];
-    /// assert_eq!(rec.gradient_at(&[3.0, 4.0], &mut g)?, 16.0);
-    /// assert_eq!(g, [4.0, 4.0]);
+    /// let mut g = tape.finish().compile_gradient(y)?;
+    /// let mut grad = [0.0; 2];
+    /// assert_eq!(g.gradient(&[3.0, 4.0], &mut grad)?, 16.0);
+    /// assert_eq!(grad, [4.0, 4.0]);
     /// # }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn compile_gradient(&mut self, y: crate::Var<f64>) -> Result<CodeStats, CompileError> {
+    pub fn compile_gradient(mut self, y: crate::Var<f64>) -> Result<CompiledGradient, NotCompiled> {
         let start = Instant::now();
         let Some(node) = y.node() else {
-            return Err(CompileError::Constant);
+            return Err(NotCompiled {
+                error: CompileError::Constant,
+                recording: Box::new(self),
+            });
         };
         self.check_own(y);
-        let y = node;
-        let mut stats = self.with_data_mut(|d| {
+        let built = self.with_data_mut(|d| {
             let mut p = d.program.take().ok_or(ReplayError::NotReplayable)?;
-            let out = build(d, &mut p, Target::Gradient(y)).map(|(code, stats)| {
-                let inputs: Vec<u32> = (0..p.len() as u32)
-                    .filter(|&i| p.forms[i as usize] == crate::storage::program::Form::Input)
-                    .collect();
-                p.derived.put(Gradient {
-                    code,
-                    y,
-                    inputs,
-                    values: p.values.clone(),
-                    partials: vec![0.0; d.partials().len()],
-                    adj: vec![0.0; d.len()],
-                    stats: stats.clone(),
-                });
-                // The interpreter's forms serve its re-evaluation and sweeps, not this code's
-                // (an interpreted re-evaluation prepares them again).
-                p.derived.take::<crate::replay::compile::Compiled<f64>>();
-                p.derived.take::<crate::sweep::schedule::Schedule>();
-                stats
-            });
-            d.program = Some(p);
-            out
-        })?;
-        stats.time = start.elapsed();
-        self.with_data_mut(|d| {
-            let g = d
-                .program
-                .as_mut()
-                .and_then(|p| p.derived.take::<Gradient>());
-            if let Some(mut g) = g {
-                g.stats.time = stats.time;
-                d.program.as_mut().expect("taken from it").derived.put(g);
-            }
-        });
-        Ok(stats)
-    }
-
-    /// What [`compile_gradient`](Self::compile_gradient) made, if this recording has a
-    /// compiled gradient.
-    ///
-    /// ```
-    /// # #[cfg(feature = "jit")] {
-    /// let tape = reverse::Tape::replayable();
-    /// let x = tape.var(2.0);
-    /// let y = x * x;
-    /// let mut rec = tape.finish();
-    /// assert!(rec.gradient_code().is_none());
-    /// let made = rec.compile_gradient(y)?;
-    /// assert_eq!(rec.gradient_code().map(|c| c.bytes), Some(made.bytes));
-    /// # }
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn gradient_code(&self) -> Option<CodeStats> {
-        self.with_data(|d| {
-            let g = d.program.as_ref()?.derived.get::<Gradient>()?;
-            Some(g.stats.clone())
-        })
-    }
-
-    /// The value of the compiled output `y` at `x` and its gradient (into `grad`, one per
-    /// input) by the code of [`compile_gradient`](Self::compile_gradient); the interpreter's
-    /// bits. The recording itself stays at its last point ([`value`](Self::value) and the
-    /// sweeps read it): the code works in buffers of its own.
-    ///
-    /// # Errors
-    ///
-    /// As [`reevaluate`](Self::reevaluate): a wrong number of inputs, or a guard that fails
-    /// at `x` (the same error, naming the node and the comparison).
-    ///
-    /// # Panics
-    ///
-    /// If `grad` does not hold one number per input, or no gradient was compiled.
-    pub fn gradient_at(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, ReplayError> {
-        let inputs = self.with_data(|d| d.program.as_ref().map(|p| p.inputs as usize));
-        let inputs = inputs.ok_or(ReplayError::NotReplayable)?;
-        if x.len() != inputs {
-            return Err(ReplayError::InputLength {
-                expected: inputs,
-                found: x.len(),
-            });
-        }
-        assert_eq!(grad.len(), inputs, "a gradient of {inputs} inputs");
-        let out = self.with_data_mut(|d| {
-            let mut p = d.program.take().expect("checked above");
-            let out = p.derived.take::<Gradient>().map(|mut g| {
-                let out = g.run(d, &p, x, grad);
-                p.derived.put(g);
-                out
-            });
+            let out = build(d, &mut p, Target::Gradient(node));
             d.program = Some(p);
             out
         });
-        match out {
-            Some(Ok(value)) => Ok(value),
-            // A guard failed: re-evaluating gives its error, and leaves the recording as it was.
-            Some(Err(())) => self
-                .reevaluate(x)
-                .map(|()| unreachable!("a guard failed at x")),
-            None => panic!("gradient_at: compile_gradient(y) first"),
+        match built {
+            Ok((code, stats)) => Ok(CompiledGradient::take(&mut self, code, node, stats, start)),
+            Err(error) => Err(NotCompiled {
+                error,
+                recording: Box::new(self),
+            }),
         }
     }
 }

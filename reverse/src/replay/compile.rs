@@ -160,7 +160,7 @@ impl<T: Op> Derived for Compiled<T> {
 }
 
 /// An operand as an index into `values` with the constants after the `n` nodes.
-fn slot(r: u32, n: usize) -> u32 {
+pub(crate) fn slot(r: u32, n: usize) -> u32 {
     if r & CONST != 0 {
         (r & !CONST) + n as u32
     } else {

@@ -150,6 +150,21 @@ impl<T: Copy> TapeData<T> {
         self.relimit();
     }
 
+    /// Takes the edge arrays (the parents of weighted edges, the unit edges) out, and
+    /// forgets the rest as [`reset`](Self::reset) does: for a compiled gradient, which keeps
+    /// them when its recording is dropped.
+    #[cfg(feature = "jit")]
+    pub fn take_edges(&mut self) -> (Vec<u32>, Vec<u32>) {
+        let mut edges = (
+            core::mem::take(&mut self.parent),
+            core::mem::take(&mut self.unit),
+        );
+        edges.0.shrink_to_fit();
+        edges.1.shrink_to_fit();
+        self.reset(Keeps::Sweeps);
+        edges
+    }
+
     /// Room for `nodes` nodes and as many edges of each kind, beyond what is recorded.
     pub fn reserve(&mut self, nodes: usize) {
         let room = |len: usize| nodes.min(MAX.saturating_sub(len));

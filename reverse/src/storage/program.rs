@@ -370,18 +370,22 @@ impl Guard {
                 values[r as usize]
             }
         };
+        self.outcome_with(value, |i| (p.ops[i as usize], p.operands[i as usize]))
+    }
+
+    /// The decision, given the value of an operand (a node, or [`CONST`] and a constant's
+    /// index) and the operation and operands of a node (that of a piece).
+    pub fn outcome_with<T: Op>(
+        &self,
+        value: impl Fn(u32) -> T,
+        node: impl Fn(u32) -> (OpCode, [u32; 2]),
+    ) -> u64 {
         match self.kind {
             Kind::Compare { a, b, how } => how.answer(value(a).partial_cmp(&value(b))),
             Kind::Test { a, test } => u64::from(test.of(value(a).value())),
-            Kind::Piece { node } => {
-                let i = node as usize;
-                let [a, b] = p.operands[i];
-                piece(
-                    p.ops[i],
-                    value(a).value(),
-                    value(b).value(),
-                    values[i].value(),
-                )
+            Kind::Piece { node: i } => {
+                let (op, [a, b]) = node(i);
+                piece(op, value(a).value(), value(b).value(), value(i).value())
             }
         }
     }

@@ -227,6 +227,11 @@ impl Code {
         self.bytes
     }
 
+    /// The recorded outcome of every guard of the recording.
+    pub fn outcomes(&self) -> &[u64] {
+        &self.guards.outcomes
+    }
+
     /// Runs `functions` with a frame of these arrays, then resumes a panic of a user's rule.
     #[allow(unsafe_code)]
     fn run(&self, functions: &[Function], frame: &Frame<'_>) {
