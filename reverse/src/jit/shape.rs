@@ -332,6 +332,11 @@ fn repeats(nodes: &[Node], kinds: &[u32], s: usize, p: usize) -> Option<Region> 
         return None;
     }
     let same = |i: usize, j: usize| kinds[i] == kinds[j];
+    // The fewest turns of the same kinds, before anything is built (most candidates fail
+    // here).
+    if (1..FEWEST_TURNS).any(|t| kinds[s..s + p] != kinds[s + t * p..s + (t + 1) * p]) {
+        return None;
+    }
     let mut step = Vec::with_capacity(p);
     for j in 0..p {
         let (u, v) = (&nodes[s + j], &nodes[s + p + j]);
@@ -386,20 +391,35 @@ pub(super) struct Nest {
 fn same_shape(kinds: &[u32], a: &Region, b: &Region) -> bool {
     a.period == b.period
         && a.turns == b.turns
-        && a.step == b.step
         && kinds[a.start..a.start + a.period] == kinds[b.start..b.start + b.period]
+        && a.step == b.step
 }
 
 /// The regions in loops of loops where their sequence repeats (a mixture's components, a
 /// layer's units: a loop whose turns each hold loops), found as loops are found in the nodes:
 /// each region the one a period before plus a step per index.
 pub(super) fn nest(nodes: &[Node], kinds: &Kinds, regions: &[Region]) -> Vec<Nest> {
+    // The next region of the same period, turns and first kind: the candidate bodies' ends
+    // (a region of another is not of the same shape).
+    let mut next = vec![usize::MAX; regions.len()];
+    let mut seen: HashMap<(usize, usize, u32), usize> = HashMap::default();
+    for (i, r) in regions.iter().enumerate().rev() {
+        let key = (r.period, r.turns, kinds.of[r.start]);
+        next[i] = seen.insert(key, i).unwrap_or(usize::MAX);
+    }
+    drop(seen);
     let mut out = Vec::new();
     let mut i = 0;
     while i < regions.len() {
         let mut best: Option<(usize, usize, Vec<Outer>)> = None;
-        let (mut q, mut tried) = (1, 0);
-        while i + 2 * q <= regions.len() && q <= LONGEST_BODY && tried < CANDIDATES {
+        let (mut j, mut tried) = (next[i], 0);
+        while j != usize::MAX
+            && i + 2 * (j - i) <= regions.len()
+            && j - i <= LONGEST_BODY
+            && tried < CANDIDATES
+        {
+            let q = j - i;
+            j = next[j];
             if same_shape(&kinds.of, &regions[i], &regions[i + q])
                 && best.as_ref().is_none_or(|b| q % b.0 != 0)
             {
@@ -413,7 +433,6 @@ pub(super) fn nest(nodes: &[Node], kinds: &Kinds, regions: &[Region]) -> Vec<Nes
                     }
                 }
             }
-            q += 1;
         }
         match best {
             Some((q, t, outer)) => {
@@ -455,6 +474,17 @@ fn repeats_regions(
 ) -> Option<(usize, Vec<Outer>)> {
     let n = nodes.len();
     let shift = (rs[q].start - rs[0].start) as i64;
+    // The fewest turns of the same shapes, each `shift` nodes on, before anything is built
+    // (most candidates fail here).
+    let shaped = |t: usize| {
+        (0..q).all(|m| {
+            let (a, b) = (&rs[m], &rs[t * q + m]);
+            same_shape(kinds, a, b) && (b.start - a.start) as i64 == t as i64 * shift
+        })
+    };
+    if FEWEST_TURNS * q > rs.len() || !(1..FEWEST_TURNS).all(shaped) {
+        return None;
+    }
     let mut outer: Vec<Outer> = Vec::with_capacity(q);
     for m in 0..q {
         let (a, b) = (&rs[m], &rs[q + m]);
