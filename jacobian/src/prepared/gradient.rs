@@ -336,9 +336,13 @@ impl<F: Function> PreparedGradient<F> {
 
     /// Compiles the gradient where the plan says so, timing calls before and after; with
     /// `only_if_faster` (`Auto`), goes back to the strategy it had where the compiled calls
-    /// are not faster or keep more than [`Preparation::EXTRA_BYTES`] beyond one recording.
+    /// are not faster or the object would keep more than [`Preparation::EXTRA_BYTES`] beyond
+    /// what it keeps by that strategy.
     fn compile(&mut self, x: &[f64], only_if_faster: bool) -> Result<(), Error> {
         let before = self.plan.strategy;
+        // What the object keeps without the code: a compiled gradient may add
+        // `EXTRA_BYTES` to it.
+        let uncompiled = self.kept_bytes();
         let c = compile_timed(
             self,
             |p| p.gradient(x).map(drop),
@@ -351,14 +355,16 @@ impl<F: Function> PreparedGradient<F> {
                 }
                 let made = p.compile_recording();
                 let kept = p.kept_bytes();
-                let extra = kept.saturating_sub(p.plan.recording_bytes);
                 let made = match made {
-                    Ok(_) if only_if_faster && extra > Preparation::EXTRA_BYTES => Err(format!(
-                        "its compiled gradient would keep {} MiB, more than one recording and \
-                         {} MiB",
-                        kept >> 20,
-                        Preparation::EXTRA_BYTES >> 20
-                    )),
+                    Ok(_) if only_if_faster && kept > uncompiled + Preparation::EXTRA_BYTES => {
+                        Err(format!(
+                            "its compiled gradient would keep {} MiB, more than {} MiB beyond \
+                             the {} MiB kept without it",
+                            kept >> 20,
+                            Preparation::EXTRA_BYTES >> 20,
+                            uncompiled >> 20
+                        ))
+                    }
                     made => made,
                 };
                 match made {
@@ -378,11 +384,12 @@ impl<F: Function> PreparedGradient<F> {
         )?;
         if only_if_faster && self.plan.strategy == Preparation::Compile {
             self.plan.reason = format!(
-                "{}; compiled: its gradient keeps {} MiB, within one recording and {} MiB more, \
-                 and its calls were faster",
+                "{}; compiled: its gradient keeps {} MiB, at most {} MiB beyond the {} MiB kept \
+                 without it, and its calls were faster",
                 self.plan.reason,
                 self.kept_bytes() >> 20,
-                Preparation::EXTRA_BYTES >> 20
+                Preparation::EXTRA_BYTES >> 20,
+                uncompiled >> 20
             );
         }
         self.plan.compilation = Some(c);
@@ -399,7 +406,12 @@ impl<F: Function> PreparedGradient<F> {
         // A replayable recording that did not compile is kept for `Reevaluate`.
         if strategy == Preparation::Record || self.recorded.is_none() {
             self.recorded = Some(match strategy {
-                Preparation::Record => sweeps::record_plain_again(&self.f, x, Some(1), None)?,
+                Preparation::Record => {
+                    // As prepared for `Record`: no spare room.
+                    let mut r = sweeps::record_plain_again(&self.f, x, Some(1), None)?;
+                    r.rec.shrink_to_fit();
+                    r
+                }
                 _ => sweeps::record_replayable(&self.f, x, Some(1))?,
             });
         }

@@ -15,8 +15,9 @@ pub enum Preparation {
     /// [`Preparation::EXTRA_BYTES`] (estimated as [`Preparation::PROGRAM_FACTOR`] times one
     /// recording), else [`Record`](Preparation::Record); with feature `jit`, a gradient is
     /// [`Compile`](Preparation::Compile)d instead where a compiled call is faster than a call
-    /// of the other (both timed while preparing) and the compiled gradient keeps at most
-    /// `EXTRA_BYTES` more than one recording (it keeps what its code reads, not the recording).
+    /// of the other (both timed while preparing) and the object keeps at most `EXTRA_BYTES`
+    /// more than by the other (a compiled gradient keeps what its code reads, not the
+    /// recording).
     ///
     /// A `PreparedJacobian` (and a `PreparedSparseJacobian` by rows) re-evaluates, and
     /// (feature `jit`) compiles its recording once its calls have taken
@@ -49,8 +50,9 @@ pub enum Preparation {
 }
 
 impl Preparation {
-    /// The most bytes [`Auto`](Preparation::Auto) lets a prepared program keep beyond one
-    /// recording: 64 MiB.
+    /// The most bytes [`Auto`](Preparation::Auto) lets a prepared program add to what the
+    /// object keeps without it (the interpreter's program, estimated; or a compiled gradient,
+    /// measured): 64 MiB.
     ///
     /// ```
     /// assert_eq!(jacobian::Preparation::EXTRA_BYTES, 64 << 20);

@@ -474,10 +474,7 @@ fn a_large_recording_is_recorded_again_in_its_own_buffers() {
     if cfg!(feature = "jit") {
         // One loop: compiled, faster than recording at each call, and small.
         assert_eq!(plan.strategy, Preparation::Compile, "{plan}");
-        assert!(
-            plan.kept_bytes <= plan.recording_bytes + Preparation::EXTRA_BYTES,
-            "{plan}"
-        );
+        assert!(plan.reason.contains("its calls were faster"), "{plan}");
         for point in [&y, &x] {
             let got = auto.gradient(point).unwrap();
             assert_eq!(got, jacobian::gradient(&f, point).unwrap());
@@ -488,8 +485,14 @@ fn a_large_recording_is_recorded_again_in_its_own_buffers() {
     }
     drop(auto);
     let mut p = PreparedGradient::with(&f, &x, Preparation::Record).unwrap();
+    let auto = plan;
     let plan = p.plan().clone();
     assert_eq!(plan.strategy, Preparation::Record, "{plan}");
+    // Compiled, it keeps at most the budget beyond what recording afresh keeps.
+    assert!(
+        auto.kept_bytes <= plan.kept_bytes + Preparation::EXTRA_BYTES,
+        "{auto}\n{plan}"
+    );
     assert!(
         plan.kept_bytes as f64 <= 1.5 * plan.recording_bytes as f64,
         "{plan}"

@@ -22,7 +22,7 @@ pub const MOST_INSTRUCTIONS: usize = 1 << 18;
 
 /// The most nodes of a recording the compiler takes: its analysis keeps about 100 bytes per
 /// node while it runs.
-pub const MOST_NODES: usize = 1 << 22;
+pub const MOST_NODES: usize = 1 << 23;
 
 /// The most adjoints per node of a compiled vector sweep ([`Recording::compile_lanes`]).
 ///
