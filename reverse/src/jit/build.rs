@@ -174,6 +174,7 @@ pub(super) fn build(
                         sweep: calls.sweep,
                         sweep_lanes: calls.sweep_lanes,
                         unary: &calls.unary,
+                        winners: calls.winners,
                         rule: &rule,
                         mode,
                         lanes,

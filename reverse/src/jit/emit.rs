@@ -34,6 +34,8 @@ pub(super) struct Env<'a> {
     pub sweep_lanes: FuncRef,
     /// `f(x) → (value, derivative)` of the built-in one-argument rules, called directly.
     pub unary: &'a [(OpCode, FuncRef)],
+    /// The values of `max` and `min`.
+    pub winners: [FuncRef; 2],
     /// The index of each rule evaluated by a call, in the table the call reads.
     pub rule: &'a dyn Fn(Forward) -> i64,
     pub mode: Mode<'a>,
@@ -218,6 +220,18 @@ pub(super) fn turn_values(
                 v
             }
             Forward::Call { .. } if again => load(b, env.values, k, p, q),
+            // A gradient's `max` or `min` of one edge (the winner's, whose partial is the
+            // recorded one while the node's guard holds): its value alone, called directly.
+            Forward::Call {
+                op: op @ (OpCode::Max | OpCode::Min),
+                form: Form::First,
+                ..
+            } if !full => {
+                let (x, y) = (operand(b, A), operand(b, B));
+                let f = env.winners[usize::from(op == OpCode::Min)];
+                let call = b.ins().call(f, &[x, y]);
+                b.inst_results(call)[0]
+            }
             // A built-in one-argument rule with its edge: its function, called directly (no
             // frame, no dispatch), with the operand in a register.
             Forward::Call { .. } if direct.is_some() => {

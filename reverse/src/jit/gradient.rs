@@ -41,7 +41,8 @@ pub struct CompiledGradient {
     /// The output, and the input nodes.
     y: u32,
     inputs: Vec<u32>,
-    /// Values (the constants after the nodes), partials of calls, adjoints.
+    /// Values (the constants after the nodes), partials (of calls, and the recorded ones of
+    /// `max` and `min`), adjoints.
     values: Vec<f64>,
     partials: Vec<f64>,
     adj: Vec<f64>,
@@ -191,7 +192,9 @@ impl CompiledGradient {
             let mut forms = core::mem::take(&mut p.forms);
             forms.shrink_to_fit();
             let rules = core::mem::take(&mut p.rules);
-            let partials = vec![0.0; d.partials().len()];
+            // The recorded partials: those of `max` and `min` stay valid while their guards
+            // hold (the code computes their values alone); calls overwrite their own.
+            let partials = d.partials().to_vec();
             d.program = Some(p);
             let (parents, units) = d.take_edges();
             stats.time = start.elapsed();

@@ -81,6 +81,18 @@ pub(super) extern "C" fn eval(
     })
 }
 
+/// The value of `max` of `a` and `b`, as the rule computes it: what a gradient's code calls
+/// for a node of `max` whose winner's edge the recording kept (its partial is the recorded
+/// one while the node's guard holds, so nothing else is computed).
+pub(super) extern "C" fn max_value(a: f64, b: f64) -> f64 {
+    binary(OpCode::Max, a, b).0
+}
+
+/// [`max_value`] of `min`.
+pub(super) extern "C" fn min_value(a: f64, b: f64) -> f64 {
+    binary(OpCode::Min, a, b).0
+}
+
 /// [`sum`], compiled apart: inlined into `eval`, its running sum went through the stack.
 #[inline(never)]
 fn sum_apart(values: &[f64], args: &[u32]) -> f64 {

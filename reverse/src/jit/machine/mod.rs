@@ -16,7 +16,7 @@ pub(super) use frame::Lens;
 use super::guards::Kept;
 use crate::storage::op_code::{OpCode, UNARY, unary_c};
 use crate::storage::program::{Form, LaneMachine, Machine, Rule};
-use calls::{eval, sweep, sweep_lanes};
+use calls::{eval, max_value, min_value, sweep, sweep_lanes};
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, FuncRef, InstBuilder, Signature, Value, types};
 use cranelift_codegen::settings::{self, Configurable};
@@ -39,6 +39,8 @@ pub(super) struct Builder {
     calls: [FuncId; 3],
     /// The built-in one-argument rules, called directly.
     unary: Vec<(OpCode, FuncId)>,
+    /// The values of `max` and `min`, called directly.
+    winners: [FuncId; 2],
     bytes: usize,
 }
 
@@ -49,6 +51,8 @@ pub(super) struct Calls {
     pub sweep_lanes: FuncRef,
     /// `f(x) → (value, derivative)` of each built-in one-argument rule but `powi`.
     pub unary: Vec<(OpCode, FuncRef)>,
+    /// `f(a, b) → value` of `max` and `min`.
+    pub winners: [FuncRef; 2],
 }
 
 impl Builder {
@@ -77,6 +81,8 @@ impl Builder {
         jit.symbol("wengert_eval", eval as *const u8);
         jit.symbol("wengert_sweep", sweep as *const u8);
         jit.symbol("wengert_sweep_lanes", sweep_lanes as *const u8);
+        jit.symbol("wengert_max", max_value as *const u8);
+        jit.symbol("wengert_min", min_value as *const u8);
         let rules: Vec<(OpCode, String)> = UNARY
             .iter()
             .filter_map(|&op| {
@@ -113,6 +119,14 @@ impl Builder {
             .iter()
             .map(|(op, name)| Ok((*op, declare(&mut module, name, &s_unary)?)))
             .collect::<Result<Vec<_>, String>>()?;
+        // (a, b) → value.
+        let mut s_winner = module.make_signature();
+        s_winner.params.extend([AbiParam::new(types::F64); 2]);
+        s_winner.returns.push(AbiParam::new(types::F64));
+        let winners = [
+            declare(&mut module, "wengert_max", &s_winner)?,
+            declare(&mut module, "wengert_min", &s_winner)?,
+        ];
         Ok(Builder {
             ctx: module.make_context(),
             module,
@@ -120,6 +134,7 @@ impl Builder {
             signature,
             calls: [eval, sweep, lanes],
             unary,
+            winners,
             bytes: 0,
         })
     }
@@ -150,11 +165,15 @@ impl Builder {
                 .iter()
                 .map(|&(op, id)| (op, self.module.declare_func_in_func(id, b.func)))
                 .collect();
+            let winners = self
+                .winners
+                .map(|id| self.module.declare_func_in_func(id, b.func));
             let calls = Calls {
                 eval,
                 sweep,
                 sweep_lanes,
                 unary,
+                winners,
             };
             emit(&mut b, frame, calls);
             b.ins().return_(&[]);
