@@ -1,7 +1,8 @@
 //! [`PreparedHvp`]: Hessian-vector products of one function at many points and directions,
 //! from one recording of its directional derivative (reverse over forward).
 
-use super::gradient::{PreparedGradient, PreparedPlan};
+use super::PreparedPlan;
+use super::gradient::PreparedGradient;
 use super::preparation::Preparation;
 use crate::hessian::Hvp;
 use crate::plan::Replay;

@@ -24,8 +24,8 @@ mod jacobian;
 mod preparation;
 pub(crate) mod recording;
 
-pub use gradient::{PreparedGradient, PreparedPlan};
+pub use gradient::PreparedGradient;
 pub use hessian::PreparedHessian;
 pub use hvp::PreparedHvp;
 pub use jacobian::PreparedJacobian;
-pub use preparation::Preparation;
+pub use preparation::{Preparation, PreparedPlan};

@@ -1,4 +1,8 @@
-//! [`Preparation`]: how a prepared object obtains the recording it sweeps at each call.
+//! [`Preparation`]: how a prepared object obtains the recording it sweeps at each call, and
+//! [`PreparedPlan`]: what preparing did and cost.
+
+use crate::plan::Compilation;
+use core::fmt;
 
 /// How a [`PreparedGradient`](crate::PreparedGradient), a
 /// [`PreparedJacobian`](crate::PreparedJacobian) in reverse mode or a
@@ -76,4 +80,75 @@ impl Preparation {
     /// assert_eq!(jacobian::Preparation::PROGRAM_FACTOR, 4);
     /// ```
     pub const PROGRAM_FACTOR: usize = 4;
+}
+
+/// What preparing a [`PreparedGradient`](crate::PreparedGradient) did and cost: the strategy and why, the time, and
+/// the memory kept against one plain recording's.
+///
+/// ```
+/// use jacobian::{Function, Op, PreparedGradient, Preparation};
+/// struct Square;
+/// impl Function for Square {
+///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+///         vec![x[0] * x[0]]
+///     }
+/// }
+/// let p = PreparedGradient::new(Square, &[3.0])?;
+/// let plan = p.plan();
+/// // Re-evaluated: compiled (feature `jit`) if the compiled calls were faster.
+/// assert!(matches!(plan.strategy, Preparation::Reevaluate | Preparation::Compile));
+/// assert!(plan.kept_bytes >= plan.recording_bytes);
+/// println!("{plan}");
+/// # Ok::<(), jacobian::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreparedPlan {
+    /// [`Preparation::Reevaluate`], [`Preparation::Record`] or [`Preparation::Compile`]
+    /// (never `Auto`).
+    pub strategy: Preparation,
+    /// Bytes of one plain recording of `f` ([`reverse::TapeStats::bytes`]).
+    pub recording_bytes: usize,
+    /// Seconds one plain recording of `f` took, while preparing.
+    pub recording_seconds: f64,
+    /// Bytes the object keeps: its recording's capacities, with the program if it re-evaluates
+    /// ([`reverse::Recording::kept_bytes`]), and the adjoints; or its compiled gradient
+    /// (`reverse::jit::CompiledGradient::kept_bytes`).
+    pub kept_bytes: usize,
+    /// Seconds preparing took, including one call at the point it was prepared at (so that the
+    /// first call of the user pays nothing more than any other).
+    pub seconds: f64,
+    /// Why this strategy.
+    pub reason: String,
+    /// What compiling made and repays, where the object tried ([`Preparation::Compile`], or
+    /// [`Preparation::Auto`]: with feature `jit`, or where it re-evaluates); `None` where it
+    /// did not.
+    pub compilation: Option<Compilation>,
+}
+
+impl fmt::Display for PreparedPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let what = match self.strategy {
+            Preparation::Record => "records f at each call in its own buffers",
+            Preparation::Compile => "runs its recording compiled to machine code at each call",
+            _ => "re-evaluates its recording at each call",
+        };
+        write!(
+            f,
+            "{what} ({}); keeps {:.1} MiB ({:.1}× one recording's {:.1} MiB); prepared in \
+             {:.3} s ({:.1}× one recording's {:.3} s)",
+            self.reason,
+            mib(self.kept_bytes),
+            ratio(self.kept_bytes as f64, self.recording_bytes as f64),
+            mib(self.recording_bytes),
+            self.seconds,
+            ratio(self.seconds, self.recording_seconds),
+            self.recording_seconds,
+        )?;
+        match &self.compilation {
+            Some(c) => write!(f, "; {c}"),
+            None => Ok(()),
+        }
+    }
 }

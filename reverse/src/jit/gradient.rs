@@ -58,11 +58,10 @@ pub struct CompiledGradient {
     stats: CodeStats,
 }
 
-/// A guard checked by Rust, with the operation and operands of its node (for a piece).
+/// A guard checked by Rust, with the operation and operands of its node if it is a piece's.
 struct Unchecked {
     guard: Guard,
-    op: OpCode,
-    operands: [u32; 2],
+    piece: Option<(OpCode, [u32; 2])>,
 }
 
 /// Why a [`CompiledGradient`] gave no gradient at a point.
@@ -174,17 +173,13 @@ impl CompiledGradient {
                 .iter()
                 .map(|&k| {
                     let guard = p.guards[k as usize];
-                    let (op, operands) = match guard.kind {
+                    let piece = match guard.kind {
                         crate::storage::guard::Kind::Piece { node } => {
-                            (p.ops[node as usize], p.operands[node as usize])
+                            Some((p.ops[node as usize], p.operands[node as usize]))
                         }
-                        _ => (OpCode::Input, [0, 0]),
+                        _ => None,
                     };
-                    Unchecked {
-                        guard,
-                        op,
-                        operands,
-                    }
+                    Unchecked { guard, piece }
                 })
                 .collect();
             let mut values = core::mem::take(&mut p.values);
@@ -295,7 +290,8 @@ impl CompiledGradient {
         let held = code.checks_hold(arrays!())
             && unchecked.iter().all(|u| {
                 let value = |r: u32| values[slot(r, n) as usize];
-                u.guard.outcome_with(value, |_| (u.op, u.operands)) == u.guard.outcome
+                let piece = |_| u.piece.expect("a piece's guard");
+                u.guard.outcome_with(value, piece) == u.guard.outcome
             });
         if !held {
             return Err(RunError::Guard);

@@ -337,14 +337,12 @@ fn repeats(nodes: &[Node], kinds: &[u32], s: usize, p: usize) -> Option<Region> 
     if (1..FEWEST_TURNS).any(|t| kinds[s..s + p] != kinds[s + t * p..s + (t + 1) * p]) {
         return None;
     }
-    let mut step = Vec::with_capacity(p);
-    for j in 0..p {
-        let (u, v) = (&nodes[s + j], &nodes[s + p + j]);
-        if !same(s + j, s + p + j) {
-            return None;
-        }
-        step.push(core::array::from_fn(|x| v.at(x) - u.at(x)));
-    }
+    let step: Vec<Index> = (0..p)
+        .map(|j| {
+            let (u, v) = (&nodes[s + j], &nodes[s + p + j]);
+            core::array::from_fn(|x| v.at(x) - u.at(x))
+        })
+        .collect();
     let mut turns = 2;
     'turns: while s + (turns + 1) * p <= n {
         let k = turns as i64;
@@ -485,24 +483,22 @@ fn repeats_regions(
     if FEWEST_TURNS * q > rs.len() || !(1..FEWEST_TURNS).all(shaped) {
         return None;
     }
-    let mut outer: Vec<Outer> = Vec::with_capacity(q);
-    for m in 0..q {
-        let (a, b) = (&rs[m], &rs[q + m]);
-        if !same_shape(kinds, a, b) || (b.start - a.start) as i64 != shift {
-            return None;
-        }
-        let step = (0..a.period)
-            .map(|j| {
-                let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
-                core::array::from_fn(|x| v.at(x) - u.at(x))
-            })
-            .collect();
-        outer.push(Outer {
-            turns: 0,
-            nodes: shift,
-            step,
-        });
-    }
+    let mut outer: Vec<Outer> = (0..q)
+        .map(|m| {
+            let (a, b) = (&rs[m], &rs[q + m]);
+            let step = (0..a.period)
+                .map(|j| {
+                    let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
+                    core::array::from_fn(|x| v.at(x) - u.at(x))
+                })
+                .collect();
+            Outer {
+                turns: 0,
+                nodes: shift,
+                step,
+            }
+        })
+        .collect();
     let mut turns = 2;
     'turns: while (turns + 1) * q <= rs.len() {
         let t = turns as i64;
