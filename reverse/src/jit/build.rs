@@ -157,7 +157,7 @@ pub(super) fn build(
         for &backwards in passes {
             let id = b
                 .function(|fb, frame, calls| {
-                    let [values, partials, adj] = Env::load_pointers(fb, frame);
+                    let [values, partials, adj, parents] = Env::load_pointers(fb, frame);
                     // The sweep of any seeds starts at the nest of the last one.
                     let end = (backwards && y.is_none()).then(|| {
                         use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64};
@@ -166,10 +166,14 @@ pub(super) fn build(
                     let env = Env {
                         nodes: &nodes,
                         n,
+                        recorded: &p.values,
+                        args: &p.args,
+                        constants: Default::default(),
                         frame,
                         values,
                         partials,
                         adj,
+                        parents,
                         eval: calls.eval,
                         sweep: calls.sweep,
                         sweep_lanes: calls.sweep_lanes,

@@ -9,24 +9,35 @@
 //! is `w · ā`, or `−0` where `w` or `ā` is zero (the structural zero of
 //! [`structural`](crate::sweep::kernel::structural), as a select).
 
-use super::ir::{ADJOINTS, PARTIALS, Turn, VALUES, index, load, store, turns};
+use super::ir::{ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, store, turns};
 use super::machine::{NO_PARTIALS, RUNS};
 use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::Form;
+use core::cell::RefCell;
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
+use rustc_hash::FxHashMap as HashMap;
 
 /// What the code of one function reads: the frame, its three arrays, and the two calls.
 pub(super) struct Env<'a> {
     pub nodes: &'a [Node],
     /// The number of nodes (the constants follow them in the values).
     pub n: usize,
+    /// The values when compiled: the constants (after the nodes) are the recording's, fixed.
+    pub recorded: &'a [f64],
+    /// The operands of the n-ary nodes (indices into the values), as the code reads them.
+    pub args: &'a [u32],
+    /// The constants the code has loaded so far, by the value that holds each (see
+    /// [`constant`]).
+    pub constants: RefCell<HashMap<Value, f64>>,
     pub frame: Value,
     pub values: Value,
     pub partials: Value,
     pub adj: Value,
+    /// The recording's parents (see [`PARENTS`]).
+    pub parents: Value,
     /// `eval(frame, rule, a, b, e, node) → value`, `sweep(frame, lo, count, kind, ā)` and
     /// `sweep_lanes(frame, lo, count, kind, node)`.
     pub eval: FuncRef,
@@ -48,10 +59,10 @@ pub(super) struct Env<'a> {
 
 impl Env<'_> {
     /// Loads the frame's pointers at the function's entry.
-    pub fn load_pointers(b: &mut FunctionBuilder, frame: Value) -> [Value; 3] {
+    pub fn load_pointers(b: &mut FunctionBuilder, frame: Value) -> [Value; 4] {
         let f = MemFlagsData::trusted();
         let ptr = types::I64;
-        [VALUES, PARTIALS, ADJOINTS].map(|o| b.ins().load(ptr, f, frame, o))
+        [VALUES, PARTIALS, ADJOINTS, PARENTS].map(|o| b.ins().load(ptr, f, frame, o))
     }
 }
 
@@ -120,11 +131,48 @@ fn forward_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
     turn_values(b, env, r, k, false);
 }
 
+/// Operand `x` of body node `j` of `r`, where it is a constant and the same number (bit for
+/// bit) in every turn: the code loads it from one address in every turn, and knows it (a
+/// multiplication by it needs no test for `0 · ∞`). Loaded, not an immediate: an `f64`
+/// immediate takes two instructions where a load folds into the arithmetic that reads it.
+fn constant(env: &Env, r: &Region, j: usize, x: usize) -> Option<f64> {
+    let first = env.nodes[r.start + j].at(x);
+    let (step, outer) = (r.step[j][x], r.outer_step(j, x));
+    let outers = r.outer.as_ref().map_or(1, |o| o.turns) as i64;
+    let n = env.n as i64;
+    let c = *env
+        .recorded
+        .get(usize::try_from(first).ok().filter(|_| first >= n)?)?;
+    let same = (0..outers).all(|o| {
+        (0..r.turns as i64).all(|k| {
+            let i = first + k * step + o * outer;
+            i >= n
+                && env
+                    .recorded
+                    .get(i as usize)
+                    .is_some_and(|v| v.to_bits() == c.to_bits())
+        })
+    });
+    same.then_some(c)
+}
+
+/// Whether `x` is `±2ᵏ`, a normal number.
+fn power_of_two(x: f64) -> bool {
+    x.is_normal() && x.to_bits() & ((1 << 52) - 1) == 0
+}
+
+/// The number `v` is, where the code holds a constant in it (an immediate, or a constant
+/// operand it loaded).
+pub(super) fn known(env: &Env, b: &FunctionBuilder, v: Value) -> Option<f64> {
+    immediate(b, v).or_else(|| env.constants.borrow().get(&v).copied())
+}
+
 /// An inline node's value and the partials of its weighted edges, as the interpreter computes
 /// them (the rule table's `Add`, `Sub`, `Mul`, `Div` and `Neg`, with the form's sum for an
 /// operand read twice).
 fn inline(
     b: &mut FunctionBuilder,
+    env: &Env,
     kernel: Kernel,
     x: Value,
     y: Value,
@@ -146,10 +194,22 @@ fn inline(
         }
         Kernel::MulBoth => (b.ins().fmul(x, y), [Some(y), Some(x)]),
         Kernel::DivFirst | Kernel::DivSecond | Kernel::DivBoth => {
-            // v = a / b, r = 1 / b: ∂/∂a = r, ∂/∂b = −(v · r).
-            let v = b.ins().fdiv(x, y);
-            let one = b.ins().f64const(1.0);
-            let rec = b.ins().fdiv(one, y);
+            // v = a / b, r = 1 / b: ∂/∂a = r, ∂/∂b = −(v · r) (r computed here for a
+            // constant b: the same division). Where b is a power of two whose reciprocal is
+            // one too, a / b is a · r exactly (both round the same real number), and a
+            // multiplication is several times cheaper than a division.
+            let c = known(env, b, y);
+            let rec = match c {
+                Some(c) => b.ins().f64const(1.0 / c),
+                None => {
+                    let one = b.ins().f64const(1.0);
+                    b.ins().fdiv(one, y)
+                }
+            };
+            let v = match c {
+                Some(c) if power_of_two(c) && power_of_two(1.0 / c) => b.ins().fmul(x, rec),
+                _ => b.ins().fdiv(x, y),
+            };
             let t = b.ins().fmul(v, rec);
             let second = b.ins().fneg(t);
             let w = match kernel {
@@ -186,7 +246,15 @@ pub(super) fn turn_values(
             let (i, s) = at(x);
             match r.points(env.nodes, j, x, env.n) {
                 Some(Points::Turn(t)) if regs[t].is_some() => regs[t].expect("tested"),
-                _ => load(b, env.values, k, i, s),
+                _ => match constant(env, r, j, x) {
+                    // From the first turn's slot: one address for every turn.
+                    Some(c) => {
+                        let v = load(b, env.values, k, i, (0, 0));
+                        env.constants.borrow_mut().insert(v, c);
+                        v
+                    }
+                    None => load(b, env.values, k, i, s),
+                },
             }
         };
         let direct = match nd.forward {
@@ -197,6 +265,7 @@ pub(super) fn turn_values(
             } => env.unary.iter().find(|u| u.0 == op).map(|u| u.1),
             _ => None,
         };
+        let dot = if again { None } else { dot_args(env, r, j) };
         let value = match nd.forward {
             // (A folded sum's value is stored by its loop.)
             Forward::Input | Forward::Folded => continue,
@@ -207,7 +276,7 @@ pub(super) fn turn_values(
                 } else {
                     operand(b, B)
                 };
-                let (v, w) = inline(b, kernel, x, y);
+                let (v, w) = inline(b, env, kernel, x, y);
                 if full && !again {
                     let (e, de) = at(E);
                     for (slot, w) in w.iter().enumerate() {
@@ -220,6 +289,17 @@ pub(super) fn turn_values(
                 v
             }
             Forward::Call { .. } if again => load(b, env.values, k, p, q),
+            // A short dot product: its terms summed here, in `dot_order`'s order.
+            Forward::Call { .. } if dot.is_some() => {
+                let args = dot.as_ref().expect("tested");
+                let term = |b: &mut FunctionBuilder, m: usize| {
+                    let (x, y) = (args[2 * m], args[2 * m + 1]);
+                    let x = load(b, env.values, k, x.0, x.1);
+                    let y = load(b, env.values, k, y.0, y.1);
+                    b.ins().fmul(x, y)
+                };
+                dot_order(b, args.len() / 2, term)
+            }
             // A gradient's `max` or `min` of one edge (the winner's, whose partial is the
             // recorded one while the node's guard holds): its value alone, called directly.
             Forward::Call {
@@ -301,6 +381,103 @@ pub(super) fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<
     }
 }
 
+/// The most pairs of a dot product a gradient's code computes and sweeps itself.
+pub(super) const INLINE_PAIRS: u32 = 16;
+
+/// The operands of body node `j` of `r`, where it is a dot product of at most
+/// [`INLINE_PAIRS`] pairs (not runs, which are read as slices) that a gradient's code computes
+/// and sweeps itself: each operand's index in the first turn and its steps, the same line in
+/// every turn, and within the values (a node's adjoint within the adjoints) in every turn. The
+/// code reads them from memory (a gradient keeps the operands of its calls); the sweep adds
+/// their terms there, in the order of the interpreter's.
+pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<(i64, (i64, i64))>> {
+    let nd = &env.nodes[r.start + j];
+    let param = match (env.mode, nd.forward) {
+        (
+            Mode::Gradient { .. },
+            Forward::Call {
+                op: OpCode::Dot,
+                param,
+                ..
+            },
+        ) if env.lanes == 1 && param <= 2 * INLINE_PAIRS => param as i64,
+        _ => return None,
+    };
+    if pairs(env.mode, env.nodes, r, j) != Some((param as u32 / 2, false)) {
+        return None;
+    }
+    let (a, sa, oa) = (nd.at(A), r.step[j][A], r.outer_step(j, A));
+    let outers = r.outer.as_ref().map_or(1, |o| o.turns) as i64;
+    let (n, values) = (env.n as i64, env.recorded.len() as i64);
+    let arg = |o: i64, k: i64, m: i64| {
+        let at = a + k * sa + o * oa + m;
+        (0..env.args.len() as i64)
+            .contains(&at)
+            .then(|| i64::from(env.args[at as usize]))
+    };
+    (0..param)
+        .map(|m| {
+            let first = arg(0, 0, m)?;
+            let step = if r.turns > 1 {
+                arg(0, 1, m)? - first
+            } else {
+                0
+            };
+            let outer = if outers > 1 { arg(1, 0, m)? - first } else { 0 };
+            let node = first < n;
+            let line = (0..outers).all(|o| {
+                (0..r.turns as i64).all(|k| {
+                    let i = first + k * step + o * outer;
+                    arg(o, k, m) == Some(i) && (0..values).contains(&i) && (i < n) == node
+                })
+            });
+            line.then_some((first, (step, outer)))
+        })
+        .collect()
+}
+
+/// `Σ term(i)` over `i < n` in the order of `shared_ops::dot_order` (the interpreter's): in
+/// sequence below 8 terms, else in 8 sums added pairwise, then the rest in sequence.
+fn dot_order(
+    b: &mut FunctionBuilder,
+    n: usize,
+    mut term: impl FnMut(&mut FunctionBuilder, usize) -> Value,
+) -> Value {
+    if n < 8 {
+        if n == 0 {
+            return b.ins().f64const(0.0);
+        }
+        let mut s = term(b, 0);
+        for i in 1..n {
+            let t = term(b, i);
+            s = b.ins().fadd(s, t);
+        }
+        return s;
+    }
+    let mut s: Vec<Value> = (0..8).map(|i| term(b, i)).collect();
+    let whole = n / 8 * 8;
+    for i in (8..whole).step_by(8) {
+        for (l, s) in s.iter_mut().enumerate() {
+            let t = term(b, i + l);
+            *s = b.ins().fadd(*s, t);
+        }
+    }
+    let mut add = |x: Value, y: Value| b.ins().fadd(x, y);
+    let (s01, s23, s45, s67) = (
+        add(s[0], s[1]),
+        add(s[2], s[3]),
+        add(s[4], s[5]),
+        add(s[6], s[7]),
+    );
+    let (low, high) = (add(s01, s23), add(s45, s67));
+    let mut total = add(low, high);
+    for i in whole..n {
+        let t = term(b, i);
+        total = b.ins().fadd(total, t);
+    }
+    total
+}
+
 /// The nodes of region `r` (over every turn of the loop around it) that are dot products read
 /// as slices.
 pub(super) fn sliced(mode: Mode, nodes: &[Node], r: &Region) -> usize {
@@ -317,9 +494,19 @@ pub(super) fn sliced(mode: Mode, nodes: &[Node], r: &Region) -> usize {
 pub(super) fn size(nodes: &[Node], r: &Region) -> usize {
     let body: usize = (0..r.period)
         .map(|j| {
-            let edges = match nodes[r.start + j].reverse {
-                Reverse::Weighted(c) | Reverse::Unit(c, _) => c as usize,
-                Reverse::Call { .. } => 1,
+            let nd = &nodes[r.start + j];
+            let edges = match (nd.reverse, nd.forward) {
+                (Reverse::Weighted(c) | Reverse::Unit(c, _), _) => c as usize,
+                // (A short dot product may be computed and swept inline.)
+                (
+                    Reverse::Call { .. },
+                    Forward::Call {
+                        op: OpCode::Dot,
+                        param,
+                        ..
+                    },
+                ) if param <= 2 * INLINE_PAIRS => param as usize,
+                (Reverse::Call { .. }, _) => 1,
             };
             12 + 8 * edges
         })

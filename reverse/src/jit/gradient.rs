@@ -257,14 +257,19 @@ impl CompiledGradient {
                 grad: grad.len(),
             });
         }
-        match inputs[..] {
-            // Consecutive, as `Tape::vars` makes them: two slices.
+        // Consecutive inputs, as `Tape::vars` makes them: slices.
+        let run = match inputs[..] {
             [first, .., last] if (last - first) as usize + 1 == inputs.len() => {
-                let at = first as usize..last as usize + 1;
-                values[at.clone()].copy_from_slice(x);
-                adj[at].fill(0.0);
+                Some(first as usize..last as usize + 1)
             }
-            _ => {
+            _ => None,
+        };
+        match &run {
+            Some(at) => {
+                values[at.clone()].copy_from_slice(x);
+                adj[at.clone()].fill(0.0);
+            }
+            None => {
                 for (&i, &v) in inputs.iter().zip(x) {
                     values[i as usize] = v;
                     adj[i as usize] = 0.0;
@@ -298,8 +303,13 @@ impl CompiledGradient {
         }
         adj[*y as usize] += 1.0;
         code.gradient(false, arrays!());
-        for (g, &i) in grad.iter_mut().zip(inputs.iter()) {
-            *g = adj[i as usize];
+        match run {
+            Some(at) => grad.copy_from_slice(&adj[at]),
+            None => {
+                for (g, &i) in grad.iter_mut().zip(inputs.iter()) {
+                    *g = adj[i as usize];
+                }
+            }
         }
         Ok(values[*y as usize])
     }

@@ -3,7 +3,9 @@
 //! the loop over a region's turns.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::ir::{
+    BlockArg, InstBuilder, InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef, types,
+};
 use cranelift_frontend::FunctionBuilder;
 
 /// Byte offsets of the frame's pointers (see `machine::Frame`).
@@ -15,6 +17,8 @@ pub(super) const OUTCOMES: i32 = 24;
 pub(super) const FAILED: i32 = 32;
 /// One past the last node whose adjoint a sweep may find non-zero (those after it are zero).
 pub(super) const END: i32 = 40;
+/// The recording's parents (`u32`, one per weighted edge).
+pub(super) const PARENTS: i32 = 48;
 
 /// The turn counters of the code being emitted: of its loop (none in straight code), and of
 /// the loop around it where loops are nested.
@@ -39,6 +43,20 @@ fn stepped(b: &mut FunctionBuilder, t: Turn, step: Step, scale: i64) -> Option<V
     match (inner, outer) {
         (Some(x), Some(y)) => Some(b.ins().iadd(x, y)),
         (x, y) => x.or(y),
+    }
+}
+
+/// The number `v` is, where the code defines it as an `f64` immediate.
+pub(super) fn immediate(b: &FunctionBuilder, v: Value) -> Option<f64> {
+    let ValueDef::Result(inst, 0) = b.func.dfg.value_def(v) else {
+        return None;
+    };
+    match b.func.dfg.insts[inst] {
+        InstructionData::UnaryIeee64 {
+            opcode: Opcode::F64const,
+            imm,
+        } => Some(f64::from_bits(imm.bits())),
+        _ => None,
     }
 }
 
@@ -79,6 +97,26 @@ pub(super) fn load_as(
 ) -> Value {
     let (p, off) = element(b, base, k, index, step);
     b.ins().load(ty, MemFlagsData::trusted(), p, off)
+}
+
+/// Element `index + k · step` of the `u32` array at `base`, as an `i64`.
+pub(super) fn load_u32(
+    b: &mut FunctionBuilder,
+    base: Value,
+    t: Turn,
+    index: i64,
+    step: Step,
+) -> Value {
+    let base = match stepped(b, t, step, 4) {
+        Some(x) => b.ins().iadd(base, x),
+        None => base,
+    };
+    let bytes = index * 4;
+    let (p, off) = match i32::try_from(bytes) {
+        Ok(off) => (base, off),
+        Err(_) => (b.ins().iadd_imm_s(base, bytes), 0),
+    };
+    b.ins().uload32(MemFlagsData::trusted(), p, off)
 }
 
 pub(super) fn store(

@@ -49,9 +49,15 @@
 //! The compiled code performs the interpreter's operations in the interpreter's order: the
 //! arithmetic (`+`, `−`, `·`, `/`, negation) inline, which Cranelift neither fuses into
 //! multiply-adds nor reassociates; every other rule (elementary functions, sums, dot products,
-//! user rules) by a call to the Rust function the interpreter calls; the sweep's terms in the
-//! plain sweep's order, with its structural zeros. So values, partials and adjoints are the
-//! interpreter's, bit for bit (NaNs aside: Rust leaves a NaN's sign and payload unspecified).
+//! user rules) by a call to the Rust function the interpreter calls, but for a compiled
+//! gradient's dot products of a few pairs, which its code sums in that function's order; the
+//! sweep's terms in the plain sweep's order, with its structural zeros. Where it departs from
+//! the letter of an operation, the result is the same number: a division by a power of two is
+//! a multiplication by its reciprocal (both round the same real number), and a gradient's
+//! adjoint held in a register starts at its first term rather than at `+0 + term`, which
+//! differs at most in the sign of a zero no stored adjoint shows. So values, partials and
+//! adjoints are the interpreter's, bit for bit (NaNs aside: Rust leaves a NaN's sign and
+//! payload unspecified).
 //!
 //! # Loops
 //!

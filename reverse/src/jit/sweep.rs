@@ -10,10 +10,10 @@
 //! and a sum that starts at `+0` is never `−0`.
 
 use super::cells::Cells;
-use super::emit::{Env, Mode, any_turn, pairs, turn_values};
-use super::ir::{Turn, index, load, load_as, store, turns, turns_from};
+use super::emit::{Env, Mode, any_turn, dot_args, known, pairs, turn_values};
+use super::ir::{Turn, index, load, load_as, load_u32, store, turns, turns_from};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
-use super::shape::{A, Index, LO, Node, PARENT, Points, Region, Reverse};
+use super::shape::{A, Index, LO, MAX_EDGES, Node, PARENT, Points, Region, Reverse};
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{BlockArg, Endianness, InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
@@ -60,9 +60,16 @@ fn store_adj(b: &mut FunctionBuilder, env: &Env, v: &[Value], k: Turn, i: i64, s
     }
 }
 
-/// Lane by lane, `x + y`.
-fn add_lanes(b: &mut FunctionBuilder, x: &[Value], y: &[Value]) -> Vec<Value> {
-    x.iter().zip(y).map(|(&x, &y)| b.ins().fadd(x, y)).collect()
+/// Lane by lane, `x + y`, or `x − y` (which is `x + (−y)`, bit for bit) where `minus`.
+fn add_lanes(b: &mut FunctionBuilder, x: &[Value], y: &[Value], minus: bool) -> Vec<Value> {
+    let op = |b: &mut FunctionBuilder, x, y| {
+        if minus {
+            b.ins().fsub(x, y)
+        } else {
+            b.ins().fadd(x, y)
+        }
+    };
+    x.iter().zip(y).map(|(&x, &y)| op(b, x, y)).collect()
 }
 
 /// The sweep of region `r` (in turn `outer` of the loop around it, if any).
@@ -148,6 +155,12 @@ fn reverse_turn(
         Mode::Gradient { outside, .. } => any_turn(outside, r, j),
     };
     let mut acc: Vec<Option<Vec<Value>>> = vec![None; r.period];
+    // A gradient's sum in registers starts at its first term, not at `+0 + term`: it may then
+    // be `−0` where the plain sweep's is `+0`, which changes no term's NaN, and no sum it is
+    // added to but in the sign of a zero (`x + ±0` is `x` for `x ≠ 0`). Such a sum is never
+    // stored: the only adjoints a gradient stores from registers are the inputs', whose sums
+    // start in memory (`outside`), at `+0` as the plain sweep's.
+    let first_term = matches!(env.mode, Mode::Gradient { .. }) && lanes == 1;
     if let Some((j, a)) = seed {
         acc[j] = Some(vec![a]);
     }
@@ -227,17 +240,23 @@ fn reverse_turn(
             b.seal_block(work);
             (slots, join)
         });
-        let mut add = |b: &mut FunctionBuilder, x: usize, term: &[Value]| {
+        // Adds `term` (subtracts it, where `minus`) to the adjoint of index `x`.
+        let mut add = |b: &mut FunctionBuilder, x: usize, term: &[Value], minus: bool| {
             let (i, s) = at(x);
             match r.points(env.nodes, j, x, env.n) {
                 Some(Points::Turn(t)) if carry => {
                     let sum = match acc[t].take() {
                         Some(sum) => sum,
                         None if outside(t) => load_adj(b, env, k, i, s),
-                        // The first term, added to +0 as the plain sweep adds it.
+                        // The first term, as it is (see `first_term`).
+                        None if first_term && !minus => {
+                            acc[t] = Some(term.to_vec());
+                            return;
+                        }
+                        // Added to +0 as the plain sweep adds it.
                         None => vec![zeros; width],
                     };
-                    acc[t] = Some(add_lanes(b, &sum, term));
+                    acc[t] = Some(add_lanes(b, &sum, term, minus));
                 }
                 _ => match cells.and_then(|c| c.of.get(&(j, x))) {
                     Some(&class) => {
@@ -248,16 +267,17 @@ fn reverse_turn(
                                 None => load_adj(b, env, k, i, s),
                             },
                         };
-                        sums[class] = Some(add_lanes(b, &sum, term));
+                        sums[class] = Some(add_lanes(b, &sum, term, minus));
                     }
                     None => {
                         let sum = load_adj(b, env, k, i, s);
-                        let sum = add_lanes(b, &sum, term);
+                        let sum = add_lanes(b, &sum, term, minus);
                         store_adj(b, env, &sum, k, i, s);
                     }
                 },
             }
         };
+        let dot = dot_args(env, r, j);
         match nd.reverse {
             Reverse::Weighted(count) => {
                 let (lo, dlo) = at(LO);
@@ -270,20 +290,54 @@ fn reverse_turn(
                     let w = splat(b, env, w);
                     let term: Vec<Value> = a
                         .iter()
-                        .map(|&a| structural(b, w, a, zeros, nothings))
+                        .map(|&a| structural(b, env, w, a, zeros, nothings))
                         .collect();
-                    add(b, PARENT + e, &term);
+                    add(b, PARENT + e, &term, false);
                 }
             }
             Reverse::Unit(count, neg) => {
-                let minus: Vec<Value> = if neg != 0 {
-                    a.iter().map(|&a| b.ins().fneg(a)).collect()
-                } else {
-                    Vec::new()
-                };
                 for e in 0..count as usize {
-                    let term = if neg >> e & 1 == 1 { &minus } else { &a };
-                    add(b, PARENT + e, term);
+                    add(b, PARENT + e, &a, neg >> e & 1 == 1);
+                }
+            }
+            // A short dot product (see `dot_args`): the terms of each pair's two sides, as
+            // the call below adds them, each operand's partial the other's value.
+            Reverse::Call { .. } if dot.is_some() => {
+                let args = dot.as_ref().expect("tested");
+                for pair in args.chunks_exact(2) {
+                    for (to, from) in [(pair[0], pair[1]), (pair[1], pair[0])] {
+                        if to.0 < env.n as i64 {
+                            let w = load(b, env.values, k, from.0, from.1);
+                            let term = structural(b, env, w, a[0], zeros, nothings);
+                            let sum = load_adj(b, env, k, to.0, to.1);
+                            let sum = add_lanes(b, &sum, &[term], false);
+                            store_adj(b, env, &sum, k, to.0, to.1);
+                        }
+                    }
+                }
+            }
+            // A `max` or `min` whose winner changes from turn to turn: the parent of each
+            // edge read from the recording's edges, the term added in memory, as the call
+            // below adds it.
+            Reverse::Call { unit: false, count }
+                if lanes == 1
+                    && count as usize <= MAX_EDGES
+                    && pairs(env.mode, env.nodes, r, j).is_none() =>
+            {
+                let (lo, dlo) = at(LO);
+                // (Within the adjoints whatever the array holds: it holds nodes.)
+                let last = b.ins().iconst(types::I64, env.n as i64 - 1);
+                let f = MemFlagsData::trusted();
+                for e in 0..i64::from(count) {
+                    let w = load(b, env.partials, k, lo + e, dlo);
+                    let term = structural(b, env, w, a[0], zeros, nothings);
+                    let q = load_u32(b, env.parents, k, lo + e, dlo);
+                    let q = b.ins().umin(q, last);
+                    let bytes = b.ins().ishl_imm_u(q, 3);
+                    let at_q = b.ins().iadd(env.adj, bytes);
+                    let sum = b.ins().load(types::F64, f, at_q, 0);
+                    let sum = b.ins().fadd(sum, term);
+                    b.ins().store(f, sum, at_q, 0);
                 }
             }
             Reverse::Call { unit, count } => {
@@ -403,9 +457,21 @@ fn held(
 /// structural zero of the rule table, so that `0 · ∞` adds nothing. Where the product is not
 /// NaN, a zero factor makes it `±0`, which adds nothing to an adjoint either (never `−0`): so
 /// only a NaN product is tested, on a cold path. Lane by lane for vectors of two lanes.
-fn structural(b: &mut FunctionBuilder, w: Value, a: Value, zero: Value, nothing: Value) -> Value {
+fn structural(
+    b: &mut FunctionBuilder,
+    env: &Env,
+    w: Value,
+    a: Value,
+    zero: Value,
+    nothing: Value,
+) -> Value {
     let t = b.func.dfg.value_type(a);
     let x = b.ins().fmul(w, a);
+    // A finite, non-zero constant weight: the product is NaN only where `ā` is, and then so
+    // is the term.
+    if known(env, b, w).is_some_and(|w| w.is_finite() && w != 0.0) {
+        return x;
+    }
     let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
     let nan = if t.is_vector() {
         b.ins().vany_true(nan)

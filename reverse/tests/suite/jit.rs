@@ -251,6 +251,91 @@ fn a_loop_of_loops_is_compiled_once() {
     assert!(code.loops >= 2 && code.bytes < 16 << 10, "{code:?}");
 }
 
+/// A loop whose turns take dot products of 3, 8 and 13 pairs of inputs in a scattered order
+/// (not runs), each turn's one input further on: a compiled gradient computes and sweeps them
+/// in its code, its sums in the interpreter's order (pairwise beyond 8 terms).
+#[test]
+fn short_dot_products_in_a_loop_sum_in_the_interpreters_order() {
+    for pairs in [3usize, 8, 13] {
+        let scatter = |m: usize| (7 * m + 3) % 17;
+        let record = move |xs: &[Var]| {
+            let mut all = Vec::new();
+            for k in 0..10 {
+                let a: Vec<Var> = (0..pairs).map(|m| xs[k + scatter(m)]).collect();
+                let b: Vec<Var> = (0..pairs).map(|m| xs[k + scatter(m + 5)]).collect();
+                let d = Var::dot(&a, &b);
+                all.extend([d, d * xs[k]]);
+            }
+            let terms: Vec<Var> = all.chunks(2).map(|t| t[1]).collect();
+            all.push(terms.iter().copied().sum());
+            all
+        };
+        // Magnitudes far apart, so that another order of the sum rounds differently.
+        let x: Vec<f64> = (0..27)
+            .map(|i| (i as f64 * 0.7).sin() * 10f64.powi(i % 9 - 4))
+            .collect();
+        let points = vec![x.iter().map(|v| v * -1.3 + 1e-3).collect()];
+        let code = compiled_agrees(&x, &points, &record, 1).unwrap();
+        assert!(code.looped >= 20, "{code:?}");
+    }
+}
+
+/// Inputs made within a loop, each read once by a product with `−0`: the gradient is `+0`
+/// (the plain sweep adds the term `−0` to `+0`), though the code adds up a turn's adjoints in
+/// registers from their first term.
+#[test]
+fn an_adjoint_of_negative_zero_terms_is_positive_zero() {
+    let tape = Tape::replayable();
+    let mut xs = Vec::new();
+    let mut terms = Vec::new();
+    for k in 0..12 {
+        let x = tape.var(0.5 + k as f64);
+        let u = x * -0.0;
+        terms.push(u + 1.0);
+        xs.push(x);
+    }
+    let y: Var = terms.iter().copied().sum();
+    let rec = tape.finish();
+    let want = rec.gradient(y).wrt_all(&xs);
+    assert!(want.iter().all(|g| g.to_bits() == 0), "{want:?}");
+    let mut code = rec.compile_gradient(y).map_err(|e| e.error).unwrap();
+    assert!(code.code().looped >= 24, "{:?}", code.code());
+    let x: Vec<f64> = (0..12).map(|k| k as f64).collect();
+    let mut got = vec![1.0; 12];
+    code.gradient(&x, &mut got).unwrap();
+    assert_eq!(bits(got), bits(want));
+}
+
+/// A loop multiplying by constants, the same in every turn (which the code knows): where one
+/// is zero or infinite and the adjoint it multiplies is infinite or zero, the term is the
+/// structural zero, as the interpreter's, not `0 · ∞`.
+#[test]
+fn constant_factors_in_a_loop_keep_their_structural_zeros() {
+    for (c, d) in [
+        (0.0, f64::INFINITY),
+        (f64::INFINITY, 0.0),
+        (-0.0, f64::NAN),
+        (3.0, -2.0),
+    ] {
+        let record = move |xs: &[Var]| {
+            let mut all = Vec::new();
+            for &x in xs {
+                let u = x * c;
+                let v = u * d;
+                let w = v + x * x;
+                all.extend([u, v, w]);
+            }
+            let terms: Vec<Var> = all.chunks(3).map(|t| t[2]).collect();
+            all.push(terms.iter().copied().sum());
+            all
+        };
+        let x: Vec<f64> = (0..12).map(|i| 0.25 * i as f64 - 1.0).collect();
+        let points = vec![x.iter().map(|v| v * 1.5 + 0.1).collect()];
+        let code = compiled_agrees(&x, &points, &record, 1).unwrap();
+        assert!(code.looped >= 30, "{code:?}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(500)))]
 

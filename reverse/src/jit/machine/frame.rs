@@ -6,9 +6,9 @@ use crate::storage::program::{Form, Rule};
 use core::cell::Cell;
 use std::any::Any;
 
-/// What compiled code and its calls read. The code itself reads the first four fields and
-/// the sixth and writes the fifth, at the offsets of
-/// `ir::{VALUES, PARTIALS, ADJOINTS, OUTCOMES, FAILED, END}`.
+/// What compiled code and its calls read. The code itself reads the first four fields, the
+/// sixth and the seventh and writes the fifth, at the offsets of
+/// `ir::{VALUES, PARTIALS, ADJOINTS, OUTCOMES, FAILED, END, PARENTS}`.
 #[repr(C)]
 pub(in crate::jit) struct Frame<'a> {
     pub(super) values: *mut f64,
@@ -20,6 +20,8 @@ pub(in crate::jit) struct Frame<'a> {
     pub(super) failed: Cell<u64>,
     /// One past the last node whose adjoint may be non-zero at the sweep's start.
     pub(super) end: u64,
+    /// The first of `parents`: the sweep's code reads the node a `max` or `min` chose there.
+    pub(super) parent: *const u32,
     pub(super) values_len: usize,
     pub(super) partials_len: usize,
     pub(super) adj_len: usize,
@@ -38,7 +40,7 @@ pub(in crate::jit) struct Frame<'a> {
 
 // The offsets the code reads and writes the frame at.
 const _: () = {
-    use crate::jit::ir::{ADJOINTS, END, FAILED, OUTCOMES, PARTIALS, VALUES};
+    use crate::jit::ir::{ADJOINTS, END, FAILED, OUTCOMES, PARENTS, PARTIALS, VALUES};
     use core::mem::offset_of;
     assert!(offset_of!(Frame<'_>, values) == VALUES as usize);
     assert!(offset_of!(Frame<'_>, partials) == PARTIALS as usize);
@@ -46,6 +48,7 @@ const _: () = {
     assert!(offset_of!(Frame<'_>, outcomes) == OUTCOMES as usize);
     assert!(offset_of!(Frame<'_>, failed) == FAILED as usize);
     assert!(offset_of!(Frame<'_>, end) == END as usize);
+    assert!(offset_of!(Frame<'_>, parent) == PARENTS as usize);
 };
 
 /// The lengths of the arrays a program's code was compiled for.
@@ -74,6 +77,7 @@ impl<'a> Frame<'a> {
             outcomes: core::ptr::null(),
             failed: Cell::new(0),
             end: lens.nodes as u64,
+            parent: core::ptr::null(),
             values_len: 0,
             partials_len: 0,
             adj_len: 0,

@@ -327,6 +327,7 @@ impl Code {
             args: a.args,
             rules: a.rules,
             forms: a.forms,
+            parent: a.parents.as_ptr(),
             parents: a.parents,
             units: a.units,
             ..Frame::empty(l)
@@ -383,6 +384,7 @@ impl Machine for Code {
             adj: adj.as_mut_ptr(),
             partials_len: partials.len(),
             adj_len: adj.len(),
+            parent: parents.as_ptr(),
             parents,
             units,
             ..Frame::empty(l)
