@@ -167,7 +167,11 @@ pub(super) fn build(
                         nodes: &nodes,
                         n,
                         recorded: &p.values,
-                        args: &p.args,
+                        args: &p
+                            .derived
+                            .get::<crate::replay::compile::Operands>()
+                            .expect("made by `operands` above")
+                            .args,
                         constants: Default::default(),
                         frame,
                         values,
@@ -504,8 +508,10 @@ fn in_bounds(nodes: &[Node], r: &Region, l: &machine::Lens) -> Result<(), String
                 within(LO, c as i64, l.partials) && within(E, c as i64, l.partials)
             }
             Reverse::Unit(c, _) => within(LO, c as i64, l.units),
+            // (The code reads a `max` or `min`'s partials too.)
             Reverse::Call { unit, count } => {
                 within(LO, count as i64, if unit { l.units } else { l.parents })
+                    && (unit || within(LO, count as i64, l.partials))
             }
         };
         let parents_ok = nd.parents().all(|x| within(x, 1, l.nodes));

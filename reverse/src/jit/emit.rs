@@ -4,10 +4,13 @@
 //! the mode, the values of a turn.
 //!
 //! Every operation is the one the interpreter performs, in its order: `+`, `−`, `·`, `/` and
-//! negation inline (Cranelift neither fuses nor reassociates them), every other rule by a call
-//! to the Rust function the interpreter calls, so the bits are the interpreter's. A sweep term
-//! is `w · ā`, or `−0` where `w` or `ā` is zero (the structural zero of
-//! [`structural`](crate::sweep::kernel::structural), as a select).
+//! negation inline (Cranelift neither fuses nor reassociates them), a gradient's dot products
+//! of a few pairs summed inline in the order of the function the interpreter calls, every other
+//! rule by a call to that function, so the bits are the interpreter's. A division by a constant
+//! power of two is a multiplication by its reciprocal, the same number. A sweep term is
+//! `w · ā`, or `−0` where `w` or `ā` is zero (the structural zero of
+//! [`structural`](crate::sweep::kernel::structural), as a select; for a finite non-zero
+//! constant `w`, a zero `ā` gives `±0` instead, which adds nothing to any adjoint).
 
 use super::ir::{ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, store, turns};
 use super::machine::{NO_PARTIALS, RUNS};
@@ -20,7 +23,8 @@ use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 use rustc_hash::FxHashMap as HashMap;
 
-/// What the code of one function reads: the frame, its three arrays, and the two calls.
+/// What the code of one function reads: the frame, its four arrays, the recording's constants
+/// and n-ary operands, and the calls.
 pub(super) struct Env<'a> {
     pub nodes: &'a [Node],
     /// The number of nodes (the constants follow them in the values).

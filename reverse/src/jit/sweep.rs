@@ -7,7 +7,8 @@
 //! [`structural`](crate::sweep::kernel::structural), as a select). The vector sweep of the
 //! interpreter skips a zero partial, and a zero lane where the partial is not finite; the terms
 //! here add `±0` (or `−0`) there instead, which changes no adjoint: an adjoint starts at `+0`
-//! and a sum that starts at `+0` is never `−0`.
+//! and a sum that starts at `+0` is never `−0`. (A gradient's sums in registers start at their
+//! first term instead, and are never stored: see `reverse_turn`.)
 
 use super::cells::Cells;
 use super::emit::{Env, Mode, any_turn, dot_args, known, pairs, turn_values};
@@ -316,7 +317,7 @@ fn reverse_turn(
                     }
                 }
             }
-            // A `max` or `min` whose winner changes from turn to turn: the parent of each
+            // A `max` or `min` whose winner may change from turn to turn: the parent of each
             // edge read from the recording's edges, the term added in memory, as the call
             // below adds it.
             Reverse::Call { unit: false, count }

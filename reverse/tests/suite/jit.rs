@@ -252,8 +252,9 @@ fn a_loop_of_loops_is_compiled_once() {
 }
 
 /// A loop whose turns take dot products of 3, 8 and 13 pairs of inputs in a scattered order
-/// (not runs), each turn's one input further on: a compiled gradient computes and sweeps them
-/// in its code, its sums in the interpreter's order (pairwise beyond 8 terms).
+/// (not runs), each turn's one input further on, every fourth pair against a constant: a
+/// compiled gradient computes and sweeps them in its code, its sums in the interpreter's order
+/// (pairwise beyond 8 terms).
 #[test]
 fn short_dot_products_in_a_loop_sum_in_the_interpreters_order() {
     for pairs in [3usize, 8, 13] {
@@ -262,7 +263,12 @@ fn short_dot_products_in_a_loop_sum_in_the_interpreters_order() {
             let mut all = Vec::new();
             for k in 0..10 {
                 let a: Vec<Var> = (0..pairs).map(|m| xs[k + scatter(m)]).collect();
-                let b: Vec<Var> = (0..pairs).map(|m| xs[k + scatter(m + 5)]).collect();
+                let b: Vec<Var> = (0..pairs)
+                    .map(|m| match m % 4 {
+                        1 => Var::constant(0.75 + m as f64),
+                        _ => xs[k + scatter(m + 5)],
+                    })
+                    .collect();
                 let d = Var::dot(&a, &b);
                 all.extend([d, d * xs[k]]);
             }
