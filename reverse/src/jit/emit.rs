@@ -12,6 +12,7 @@
 //! [`structural`](crate::sweep::kernel::structural), as a select; for a finite non-zero
 //! constant `w`, a zero `ā` gives `±0` instead, which adds nothing to any adjoint).
 
+use super::dots;
 use super::ir::{ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, store, turns};
 use super::machine::{NO_PARTIALS, RUNS};
 use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
@@ -293,16 +294,9 @@ pub(super) fn turn_values(
                 v
             }
             Forward::Call { .. } if again => load(b, env.values, k, p, q),
-            // A short dot product: its terms summed here, in `dot_order`'s order.
+            // A short dot product: its terms summed here (see `dots`).
             Forward::Call { .. } if dot.is_some() => {
-                let args = dot.as_ref().expect("tested");
-                let term = |b: &mut FunctionBuilder, m: usize| {
-                    let (x, y) = (args[2 * m], args[2 * m + 1]);
-                    let x = load(b, env.values, k, x.0, x.1);
-                    let y = load(b, env.values, k, y.0, y.1);
-                    b.ins().fmul(x, y)
-                };
-                dot_order(b, args.len() / 2, term)
+                dots::value(b, env.values, k, dot.as_ref().expect("tested"))
             }
             // A gradient's `max` or `min` of one edge (the winner's, whose partial is the
             // recorded one while the node's guard holds): its value alone, called directly.
@@ -385,18 +379,11 @@ pub(super) fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<
     }
 }
 
-/// The most pairs of a dot product a gradient's code computes and sweeps itself.
-pub(super) const INLINE_PAIRS: u32 = 16;
-
-/// The operands of body node `j` of `r`, where it is a dot product of at most
-/// [`INLINE_PAIRS`] pairs (not runs, which are read as slices) that a gradient's code computes
-/// and sweeps itself: each operand's index in the first turn and its steps, the same line in
-/// every turn, and within the values (a node's adjoint within the adjoints) in every turn. The
-/// code reads them from memory (a gradient keeps the operands of its calls); the sweep adds
-/// their terms there, in the order of the interpreter's.
-pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<(i64, (i64, i64))>> {
-    let nd = &env.nodes[r.start + j];
-    let param = match (env.mode, nd.forward) {
+/// The operands of body node `j` of `r` (see [`dots::line`]), where it is a dot product that
+/// a gradient's code computes and sweeps itself: of at most [`dots::INLINE_PAIRS`] pairs, not
+/// runs (which are read as slices), in a gradient of one adjoint per node.
+pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<dots::Arg>> {
+    let param = match (env.mode, env.nodes[r.start + j].forward) {
         (
             Mode::Gradient { .. },
             Forward::Call {
@@ -404,82 +391,14 @@ pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<(i64, (i64
                 param,
                 ..
             },
-        ) if env.lanes == 1 && param <= 2 * INLINE_PAIRS => param as i64,
+        ) if env.lanes == 1 && param <= 2 * dots::INLINE_PAIRS => param,
         _ => return None,
     };
-    if pairs(env.mode, env.nodes, r, j) != Some((param as u32 / 2, false)) {
+    if pairs(env.mode, env.nodes, r, j) != Some((param / 2, false)) {
         return None;
     }
-    let (a, sa, oa) = (nd.at(A), r.step[j][A], r.outer_step(j, A));
-    let outers = r.outer.as_ref().map_or(1, |o| o.turns) as i64;
-    let (n, values) = (env.n as i64, env.recorded.len() as i64);
-    let arg = |o: i64, k: i64, m: i64| {
-        let at = a + k * sa + o * oa + m;
-        (0..env.args.len() as i64)
-            .contains(&at)
-            .then(|| i64::from(env.args[at as usize]))
-    };
-    (0..param)
-        .map(|m| {
-            let first = arg(0, 0, m)?;
-            let step = if r.turns > 1 {
-                arg(0, 1, m)? - first
-            } else {
-                0
-            };
-            let outer = if outers > 1 { arg(1, 0, m)? - first } else { 0 };
-            let node = first < n;
-            let line = (0..outers).all(|o| {
-                (0..r.turns as i64).all(|k| {
-                    let i = first + k * step + o * outer;
-                    arg(o, k, m) == Some(i) && (0..values).contains(&i) && (i < n) == node
-                })
-            });
-            line.then_some((first, (step, outer)))
-        })
-        .collect()
-}
-
-/// `Σ term(i)` over `i < n` in the order of `shared_ops::dot_order` (the interpreter's): in
-/// sequence below 8 terms, else in 8 sums added pairwise, then the rest in sequence.
-fn dot_order(
-    b: &mut FunctionBuilder,
-    n: usize,
-    mut term: impl FnMut(&mut FunctionBuilder, usize) -> Value,
-) -> Value {
-    if n < 8 {
-        if n == 0 {
-            return b.ins().f64const(0.0);
-        }
-        let mut s = term(b, 0);
-        for i in 1..n {
-            let t = term(b, i);
-            s = b.ins().fadd(s, t);
-        }
-        return s;
-    }
-    let mut s: Vec<Value> = (0..8).map(|i| term(b, i)).collect();
-    let whole = n / 8 * 8;
-    for i in (8..whole).step_by(8) {
-        for (l, s) in s.iter_mut().enumerate() {
-            let t = term(b, i + l);
-            *s = b.ins().fadd(*s, t);
-        }
-    }
-    let mut add = |x: Value, y: Value| b.ins().fadd(x, y);
-    let (s01, s23, s45, s67) = (
-        add(s[0], s[1]),
-        add(s[2], s[3]),
-        add(s[4], s[5]),
-        add(s[6], s[7]),
-    );
-    let (low, high) = (add(s01, s23), add(s45, s67));
-    let mut total = add(low, high);
-    for i in whole..n {
-        let t = term(b, i);
-        total = b.ins().fadd(total, t);
-    }
-    total
+    let arrays = (env.n, env.recorded.len(), env.args);
+    dots::line(env.nodes, r, j, i64::from(param), arrays)
 }
 
 /// The nodes of region `r` (over every turn of the loop around it) that are dot products read
@@ -509,7 +428,7 @@ pub(super) fn size(nodes: &[Node], r: &Region) -> usize {
                         param,
                         ..
                     },
-                ) if param <= 2 * INLINE_PAIRS => param as usize,
+                ) if param <= 2 * dots::INLINE_PAIRS => param as usize,
                 (Reverse::Call { .. }, _) => 1,
             };
             12 + 8 * edges

@@ -68,11 +68,18 @@ pub(super) fn index(b: &mut FunctionBuilder, t: Turn, index: i64, step: Step) ->
     }
 }
 
-/// The address of element `index + k · step` of the `f64` array at `base`, as a pointer and
-/// an offset.
-fn element(b: &mut FunctionBuilder, base: Value, t: Turn, index: i64, step: Step) -> (Value, i32) {
-    let bytes = index * 8;
-    let base = match stepped(b, t, step, 8) {
+/// The address of element `index + k · step` of the array at `base` of elements of `size`
+/// bytes, as a pointer and an offset.
+fn element(
+    b: &mut FunctionBuilder,
+    base: Value,
+    t: Turn,
+    index: i64,
+    step: Step,
+    size: i64,
+) -> (Value, i32) {
+    let bytes = index * size;
+    let base = match stepped(b, t, step, size) {
         Some(x) => b.ins().iadd(base, x),
         None => base,
     };
@@ -95,7 +102,7 @@ pub(super) fn load_as(
     index: i64,
     step: Step,
 ) -> Value {
-    let (p, off) = element(b, base, k, index, step);
+    let (p, off) = element(b, base, k, index, step, 8);
     b.ins().load(ty, MemFlagsData::trusted(), p, off)
 }
 
@@ -107,15 +114,7 @@ pub(super) fn load_u32(
     index: i64,
     step: Step,
 ) -> Value {
-    let base = match stepped(b, t, step, 4) {
-        Some(x) => b.ins().iadd(base, x),
-        None => base,
-    };
-    let bytes = index * 4;
-    let (p, off) = match i32::try_from(bytes) {
-        Ok(off) => (base, off),
-        Err(_) => (b.ins().iadd_imm_s(base, bytes), 0),
-    };
+    let (p, off) = element(b, base, t, index, step, 4);
     b.ins().uload32(MemFlagsData::trusted(), p, off)
 }
 
@@ -127,7 +126,7 @@ pub(super) fn store(
     index: i64,
     step: Step,
 ) {
-    let (p, off) = element(b, base, k, index, step);
+    let (p, off) = element(b, base, k, index, step, 8);
     b.ins().store(MemFlagsData::trusted(), x, p, off);
 }
 

@@ -82,6 +82,7 @@
 
 mod build;
 mod cells;
+mod dots;
 mod emit;
 mod gradient;
 mod guards;

@@ -11,6 +11,7 @@
 //! first term instead, and are never stored: see `reverse_turn`.)
 
 use super::cells::Cells;
+use super::dots;
 use super::emit::{Env, Mode, any_turn, dot_args, known, pairs, turn_values};
 use super::ir::{Turn, index, load, load_as, load_u32, store, turns, turns_from};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
@@ -304,18 +305,11 @@ fn reverse_turn(
             // A short dot product (see `dot_args`): the terms of each pair's two sides, as
             // the call below adds them, each operand's partial the other's value.
             Reverse::Call { .. } if dot.is_some() => {
+                let arrays = (env.values, env.adj, env.n);
                 let args = dot.as_ref().expect("tested");
-                for pair in args.chunks_exact(2) {
-                    for (to, from) in [(pair[0], pair[1]), (pair[1], pair[0])] {
-                        if to.0 < env.n as i64 {
-                            let w = load(b, env.values, k, from.0, from.1);
-                            let term = structural(b, env, w, a[0], zeros, nothings);
-                            let sum = load_adj(b, env, k, to.0, to.1);
-                            let sum = add_lanes(b, &sum, &[term], false);
-                            store_adj(b, env, &sum, k, to.0, to.1);
-                        }
-                    }
-                }
+                let term =
+                    |b: &mut FunctionBuilder, w| structural(b, env, w, a[0], zeros, nothings);
+                dots::sweep(b, arrays, k, args, term);
             }
             // A `max` or `min` whose winner may change from turn to turn: the parent of each
             // edge read from the recording's edges, the term added in memory, as the call
