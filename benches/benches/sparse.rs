@@ -18,12 +18,15 @@
 //!   `prepared`, `prepared_into`, `one_shot`, `f_on_seeded_duals` (f on the 16-lane duals of
 //!   the prepared sweep, built once: the floor of any one-sweep forward method), and
 //!   `echidna_prepared_with_our_pattern` (echidna's detection would take 17 GB there).
-//! - `sparse_hessian_rosenbrock_n=<n>` (n = 100, 10⁴): `f64`, `one_shot`, `prepared`, and with
-//!   peers `echidna_one_shot`, `echidna_prepared`.
+//! - `sparse_hessian_rosenbrock_n=<n>` (n = 100, 10⁴): `f64`, `one_shot`, `prepared` (forward
+//!   over reverse, recorded afresh), `prepared_compiled` (one compiled Hessian-vector product
+//!   per colour, [`Preparation::Compile`]), and with peers `echidna_one_shot`,
+//!   `echidna_prepared`.
 //! - `sparse_hessian_sinquad_n=64`: `f64`, `one_shot`, `dense_hessian` (`jacobian::hessian`),
 //!   `pattern` (`hessian_pattern`): a dense Hessian asked of the sparse driver.
 //! - `kmeans_newton` (GradBench `kmeans`, k = 100, n = 1000, d = 8): `f64`, `prepared` (the
-//!   Hessian's diagonal by one compressed product, then gradient ⊘ diagonal), `one_shot`, and
+//!   Hessian's diagonal by one compressed product, then gradient ⊘ diagonal),
+//!   `prepared_compiled` (that product compiled), `one_shot`, and
 //!   `hvp_all_ones` (one [`hvp`](jacobian::hvp) along all-ones: what knowing the Hessian is
 //!   diagonal allows).
 //!
@@ -270,6 +273,20 @@ fn hessians(c: &mut Criterion) {
         group.bench_function("prepared", |b| {
             b.iter(|| prepared.hessian(black_box(&y)).unwrap())
         });
+        let options = SparseOptions::default();
+        let mut compiled =
+            PreparedSparseHessian::with_preparation(&f, &x, options, Preparation::Compile).unwrap();
+        let (ours, want) = (compiled.hessian(&y).unwrap(), prepared.hessian(&y).unwrap());
+        println!("{}", ours.plan);
+        assert_close(
+            ours.matrix.values(),
+            want.matrix.values(),
+            1e-12,
+            "compiled products",
+        );
+        group.bench_function("prepared_compiled", |b| {
+            b.iter(|| compiled.hessian(black_box(&y)).unwrap())
+        });
         #[cfg(feature = "peers")]
         {
             use workloads::peers::{EchidnaSparseHessian, echidna_sparse_hessian};
@@ -303,6 +320,20 @@ fn kmeans(c: &mut Criterion) {
     let mut prepared = PreparedSparseHessian::new(&f, &x).unwrap();
     group.bench_function("prepared", |b| {
         b.iter(|| direction(&prepared.hessian(black_box(&x)).unwrap()))
+    });
+    let options = SparseOptions::default();
+    let mut compiled =
+        PreparedSparseHessian::with_preparation(&f, &x, options, Preparation::Compile).unwrap();
+    let h = compiled.hessian(&x).unwrap();
+    println!("{}", h.plan);
+    assert_close(
+        &direction(&h),
+        &f.dir(&x),
+        1e-12,
+        "kmeans Newton direction, compiled",
+    );
+    group.bench_function("prepared_compiled", |b| {
+        b.iter(|| direction(&compiled.hessian(black_box(&x)).unwrap()))
     });
     group.bench_function("one_shot", |b| {
         b.iter(|| direction(&sparse_hessian(&f, black_box(&x)).unwrap()))

@@ -436,6 +436,11 @@ impl<F: Function> PreparedGradient<F> {
         &self.f
     }
 
+    /// The function back, the preparation dropped.
+    pub(crate) fn into_function(self) -> F {
+        self.f
+    }
+
     /// What the current recording holds (the one compiled, where the gradient is).
     pub fn tape(&self) -> TapeStats {
         #[cfg(feature = "jit")]

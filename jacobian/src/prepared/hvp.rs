@@ -119,16 +119,45 @@ impl<F: Function> PreparedHvp<F> {
             });
         }
         Error::check_seed("tangent", self.n, v.len())?;
-        self.xv[..self.n].copy_from_slice(x);
-        self.xv[self.n..].copy_from_slice(v);
-        let (_, mut product) = self.gradient.gradient(&self.xv)?;
-        let gradient = product.split_off(self.n);
+        let (product, gradient) = self.product(x, v)?;
         let value = self.gradient.function().0.eval(x)[0];
         Ok(Hvp {
             value,
             gradient,
             product,
         })
+    }
+
+    /// `H(x)·v` and `∇f(x)`, without `f(x)`; `x` and `v` of the prepared length.
+    pub(crate) fn product(&mut self, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>), Error> {
+        self.xv[..self.n].copy_from_slice(x);
+        self.xv[self.n..].copy_from_slice(v);
+        let (_, mut product) = self.gradient.gradient(&self.xv)?;
+        let gradient = product.split_off(self.n);
+        Ok((product, gradient))
+    }
+
+    /// The function.
+    ///
+    /// ```
+    /// use jacobian::{Function, Op, PreparedHvp};
+    /// struct Cube;
+    /// impl Function for Cube {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x[0].powi(3)]
+    ///     }
+    /// }
+    /// let p = PreparedHvp::new(Cube, &[1.0])?;
+    /// assert_eq!(p.function().eval(&[2.0_f64]), vec![8.0]);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    pub fn function(&self) -> &F {
+        &self.gradient.function().0
+    }
+
+    /// The function back, the preparation dropped.
+    pub(crate) fn into_function(self) -> F {
+        self.gradient.into_function().0
     }
 
     /// How the gradient of the directional derivative was prepared: the strategy and why,

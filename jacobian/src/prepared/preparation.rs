@@ -7,7 +7,9 @@ use core::fmt;
 /// How a [`PreparedGradient`](crate::PreparedGradient), a
 /// [`PreparedJacobian`](crate::PreparedJacobian) in reverse mode or a
 /// [`PreparedSparseJacobian`](crate::sparse::PreparedSparseJacobian) by rows obtains the
-/// recording it sweeps at each call.
+/// recording it sweeps at each call. (A
+/// [`PreparedSparseHessian`](crate::sparse::PreparedSparseHessian) reads it as the route of its
+/// products: see its `with_preparation`.)
 ///
 /// ```
 /// use jacobian::Preparation;

@@ -1,14 +1,16 @@
 //! Sparse Hessians: the second-order pattern, a star colouring, compressed Hessian-vector
-//! products (forward over reverse, one lane per colour) and symmetric recovery into CSR.
+//! products (forward over reverse, one lane per colour; or prepared products, one per colour)
+//! and symmetric recovery into CSR.
 
 use super::compressed::{self, Compressed};
 use super::detect::detect_hessian;
 use super::plan::{count, thousands};
 use super::prepared::next_source;
+use super::products::Products;
 use super::{Colouring, Detection, Pattern, SparseOptions, colour_star};
-use crate::Mode;
 use crate::lanes::tape_lanes;
-use crate::plan::cost;
+use crate::plan::{Compilation, cost};
+use crate::{Mode, Preparation};
 use core::fmt;
 use nalgebra_sparse::CsrMatrix;
 use shared_ops::{Error, Function};
@@ -126,12 +128,21 @@ pub struct SparseHessianPlan {
     pub colours: usize,
     /// No colouring has fewer: the longest row.
     pub bound: usize,
-    /// Forward-over-reverse sweeps run.
+    /// Sweeps run: forward over reverse, or (prepared products) one per colour.
     pub sweeps: usize,
     /// Tangents per sweep.
     pub lanes: usize,
     /// Why, in words.
     pub reason: String,
+    /// How the compressed products run ([`PreparedSparseHessian::with_preparation`]):
+    /// `Record`, forward over reverse on `f` recorded afresh at each call; `Reevaluate` or
+    /// `Compile`, one Hessian-vector product per colour by the gradient of `∇f·v` (reverse over
+    /// forward), re-evaluated or compiled to machine code.
+    pub preparation: Preparation,
+    /// What compiling made, where it was asked for: its code, and a call of the compiled
+    /// products against one of forward over reverse (`interpreted_call`), timed while
+    /// preparing; or why nothing was compiled.
+    pub compiled: Option<Compilation>,
 }
 
 impl fmt::Display for SparseHessianPlan {
@@ -162,7 +173,15 @@ impl fmt::Display for SparseHessianPlan {
         if let Some(why) = &self.fallback {
             write!(f, "; global detection gave up at {why}")?;
         }
-        Ok(())
+        match self.preparation {
+            Preparation::Compile => write!(f, "; one compiled product per colour")?,
+            Preparation::Reevaluate => write!(f, "; one re-evaluated product per colour")?,
+            _ => {}
+        }
+        match &self.compiled {
+            Some(c) => write!(f, "; {c}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -209,7 +228,9 @@ pub fn sparse_hessian_with<F: Function>(
 /// A sparse Hessian prepared for a function (pattern, star colouring, plan), reused at new
 /// points: what a Newton loop needs. The rule for detecting again is that of
 /// [`PreparedSparseJacobian`](super::PreparedSparseJacobian): a global pattern never needs it;
-/// a local one holds where `f` takes the same branches ([`redetect`](Self::redetect)).
+/// a local one holds where `f` takes the same branches ([`redetect`](Self::redetect)). The
+/// compressed products run forward over reverse, or, prepared on request, compiled to machine
+/// code ([`with_preparation`](Self::with_preparation)).
 ///
 /// ```
 /// use jacobian::{Function, Op};
@@ -225,7 +246,8 @@ pub fn sparse_hessian_with<F: Function>(
 /// # Ok::<(), jacobian::Error>(())
 /// ```
 pub struct PreparedSparseHessian<F> {
-    f: F,
+    /// `f`, with the route of the compressed products.
+    products: Products<F>,
     options: SparseOptions,
     pattern: Pattern,
     colouring: Colouring,
@@ -246,27 +268,108 @@ impl<F: Function> PreparedSparseHessian<F> {
 
     /// As [`new`](Self::new), with explicit options.
     pub fn with_options(f: F, x: &[f64], options: SparseOptions) -> Result<Self, Error> {
-        let (pattern, colouring, plan) = plan(&f, x, options)?;
-        Ok(PreparedSparseHessian {
-            f,
+        Self::with_preparation(f, x, options, Preparation::Auto)
+    }
+
+    /// As [`with_options`](Self::with_options), with the compressed products run as
+    /// `preparation` asks:
+    ///
+    /// - `Auto` and `Record`: forward over reverse, `f` recorded afresh at each call on a tape
+    ///   of multi-tangent duals, every colour in sweeps of lanes. What `new` does.
+    /// - `Compile` (feature `jit`): the directional derivative `∇f·v` recorded once and its
+    ///   gradient compiled to machine code (reverse over forward, a [`PreparedHvp`](crate::PreparedHvp)),
+    ///   one product per colour. Each product costs a small multiple of `f` whatever the
+    ///   colours, but each evaluates `f`'s elementary functions again: it pays on
+    ///   arithmetic (polynomials, Rosenbrock) and can lose where elementary functions
+    ///   dominate. The plan ([`SparseHessianPlan::compiled`]) times a call of both while
+    ///   preparing. Where nothing compiles (without the feature, a recording past the
+    ///   compiler's size), forward over reverse runs and the plan says why.
+    /// - `Reevaluate`: as `Compile`, the gradient interpreted.
+    ///
+    /// The two routes agree to rounding, not bit for bit; a prepared object keeps its route,
+    /// so its results do not change their rounding from one call to the next. That is why
+    /// `Auto` does not switch to compiled products by itself. A dense plan (a full pattern)
+    /// takes the dense [`hessian`](crate::hessian) either way.
+    ///
+    /// ```
+    /// use jacobian::sparse::{PreparedSparseHessian, SparseOptions};
+    /// use jacobian::{Function, Op, Preparation};
+    /// struct Chain;
+    /// impl Function for Chain {
+    ///     fn eval<T: Op>(&self, x: &[T]) -> Vec<T> {
+    ///         vec![x.windows(2).map(|w| w[0] * w[0] * w[1]).sum()]
+    ///     }
+    /// }
+    /// let options = SparseOptions::default();
+    /// let mut p = PreparedSparseHessian::with_preparation(Chain, &[1.0; 6], options, Preparation::Compile)?;
+    /// let h = p.hessian(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// // ∂²/∂x₀² = 2x₁, ∂²/∂x₀∂x₁ = 2x₀.
+    /// assert_eq!(h.triplets()[..2], [(0, 0, 4.0), (0, 1, 2.0)]);
+    /// // Machine code, or (without the feature `jit`) the reason there is none.
+    /// let c = h.plan.compiled.as_ref().expect("compiled on request");
+    /// assert!(c.code_bytes > 0 || c.declined.is_some());
+    /// println!("{}", h.plan);
+    /// # Ok::<(), jacobian::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn with_preparation(
+        f: F,
+        x: &[f64],
+        options: SparseOptions,
+        preparation: Preparation,
+    ) -> Result<Self, Error> {
+        let (pattern, colouring, mut plan) = plan(&f, x, options)?;
+        let number = next_source();
+        let mut buffer = Compressed::default();
+        let (products, ran, compiled) = if plan.compressed {
+            let seeds = (&colouring, Some(number));
+            Products::prepare(f, x, seeds, preparation, &mut buffer)?
+        } else {
+            let dense = Compilation {
+                declined: Some("the pattern is full: the dense Hessian runs".into()),
+                ..Compilation::default()
+            };
+            let asked = preparation == Preparation::Compile;
+            (
+                Products::Afresh(f),
+                Preparation::Record,
+                asked.then_some(dense),
+            )
+        };
+        (plan.preparation, plan.compiled) = (ran, compiled);
+        let mut p = PreparedSparseHessian {
+            products,
             options,
             pattern,
             colouring,
             plan,
-            buffer: Compressed::default(),
+            buffer,
             dense: None,
-            number: next_source(),
-        })
+            number,
+        };
+        p.count_products();
+        Ok(p)
     }
 
     /// Detects the pattern again at `x`.
     pub fn redetect(&mut self, x: &[f64]) -> Result<(), Error> {
         let options = self.options;
-        let f = &self.f;
-        let (pattern, colouring, plan) = self::plan(f, x, options)?;
+        let (pattern, colouring, mut plan) = self::plan(self.products.function(), x, options)?;
+        (plan.preparation, plan.compiled) = (self.plan.preparation, self.plan.compiled.take());
         (self.pattern, self.colouring, self.plan) = (pattern, colouring, plan);
         self.number = next_source();
+        self.count_products();
         Ok(())
+    }
+
+    /// Prepared products run one sweep of one lane per colour.
+    fn count_products(&mut self) {
+        if self.plan.compressed && matches!(self.products, Products::Prepared(_)) {
+            (self.plan.sweeps, self.plan.lanes) = (self.colouring.count.max(1), 1);
+        }
     }
 
     /// The pattern the products assume.
@@ -431,10 +534,10 @@ impl<F: Function> PreparedSparseHessian<F> {
         }
         if self.plan.compressed {
             let seeds = (&self.colouring, Some(self.number));
-            compressed::hessian(&self.f, x, seeds, &mut self.buffer)?;
+            self.products.run(x, seeds, &mut self.buffer)?;
             Ok(self.buffer.value[0])
         } else {
-            let h = crate::hessian(&self.f, x)?;
+            let h = crate::hessian(self.products.function(), x)?;
             self.dense = Some((h.matrix, h.gradient));
             Ok(h.value)
         }
@@ -467,6 +570,8 @@ fn plan<F: Function>(
             reason: "the pattern is full (every pair of inputs coupled): the dense Hessian, \
                      forward over reverse, without colouring"
                 .into(),
+            preparation: Preparation::Record,
+            compiled: None,
         };
         return Ok((p, colouring, plan));
     }
@@ -505,6 +610,8 @@ fn plan<F: Function>(
         sweeps,
         lanes,
         reason,
+        preparation: Preparation::Record,
+        compiled: None,
     };
     Ok((p, colouring, plan))
 }

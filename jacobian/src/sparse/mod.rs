@@ -30,6 +30,7 @@ mod jacobian;
 mod one_shot;
 mod plan;
 mod prepared;
+mod products;
 mod report;
 mod spy;
 

@@ -19,6 +19,7 @@ mod never_wrong;
 mod plan;
 mod prepared_hessian;
 mod prepared_hvp;
+mod prepared_sparse_hessian;
 mod replay;
 mod report;
 mod seed_matrices;
