@@ -1,6 +1,8 @@
 //! A compiled gradient's short dot products: those of at most [`INLINE_PAIRS`] pairs whose
 //! operands step in a line from turn to turn, computed and swept by its code instead of by a
-//! call (see [`line`]), summed in the order of the function the interpreter calls.
+//! call (see [`line`]), summed in the order of the function the interpreter calls (those of
+//! few enough edges to be swept as weighted edges are swept so, their partials read from the
+//! operands: see [`partials`]).
 
 use super::ir::{Turn, load, store};
 use super::shape::{A, Node, Region};
@@ -109,6 +111,19 @@ pub(super) fn value(b: &mut FunctionBuilder, values: Value, k: Turn, args: &[Arg
         b.ins().fmul(x, y)
     };
     order(b, args.len() / 2, term)
+}
+
+/// The partials of the dot product of operands `args`, edge by edge as the interpreter's
+/// call writes them (each pair's two sides in turn, one edge for each operand that is a node,
+/// `n` nodes): the operand whose value each is.
+pub(super) fn partials(args: &[Arg], n: usize) -> Vec<Arg> {
+    let sides = args
+        .chunks_exact(2)
+        .flat_map(|p| [(p[0], p[1]), (p[1], p[0])]);
+    sides
+        .filter(|(to, _)| to.0 < n as i64)
+        .map(|(_, from)| from)
+        .collect()
 }
 
 /// The sweep of the dot product of operands `args` in turn `k`: each pair's two sides in turn,

@@ -380,10 +380,13 @@ pub(super) fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<
 }
 
 /// The operands of body node `j` of `r` (see [`dots::line`]), where it is a dot product that
-/// a gradient's code computes and sweeps itself: of at most [`dots::INLINE_PAIRS`] pairs, not
-/// runs (which are read as slices), in a gradient of one adjoint per node.
+/// a gradient's code computes itself: of at most [`dots::INLINE_PAIRS`] pairs, not runs (which
+/// are read as slices), in a gradient of one adjoint per node. Its code sweeps it too: pair by
+/// pair, or where it has few enough edges to be swept as weighted edges, so, each partial read
+/// from the operand it is (see [`dots::partials`]); it stores none.
 pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<dots::Arg>> {
-    let param = match (env.mode, env.nodes[r.start + j].forward) {
+    let nd = &env.nodes[r.start + j];
+    let param = match (env.mode, nd.forward) {
         (
             Mode::Gradient { .. },
             Forward::Call {
@@ -394,11 +397,16 @@ pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<dots::Arg>
         ) if env.lanes == 1 && param <= 2 * dots::INLINE_PAIRS => param,
         _ => return None,
     };
-    if pairs(env.mode, env.nodes, r, j) != Some((param / 2, false)) {
-        return None;
-    }
+    let weighted = match nd.reverse {
+        Reverse::Weighted(count) => Some(count as usize),
+        _ if pairs(env.mode, env.nodes, r, j) == Some((param / 2, false)) => None,
+        _ => return None,
+    };
     let arrays = (env.n, env.recorded.len(), env.args);
-    dots::line(env.nodes, r, j, i64::from(param), arrays)
+    let args = dots::line(env.nodes, r, j, i64::from(param), arrays)?;
+    // One partial per operand that is a node: as many as the edges.
+    let edges = args.iter().filter(|a| a.0 < env.n as i64).count();
+    weighted.is_none_or(|count| count == edges).then_some(args)
 }
 
 /// The nodes of region `r` (over every turn of the loop around it) that are dot products read

@@ -283,11 +283,14 @@ fn reverse_turn(
         match nd.reverse {
             Reverse::Weighted(count) => {
                 let (lo, dlo) = at(LO);
+                // A short dot product's: its operands' values.
+                let from = dot.as_ref().map(|args| dots::partials(args, env.n));
                 for e in 0..count as usize {
                     // Recomputed (inline, in a gradient), else as the forward pass stored it.
-                    let w = match weights[j].get(e).copied().flatten() {
-                        Some(w) => w,
-                        None => load(b, env.partials, k, lo + e as i64, dlo),
+                    let w = match (weights[j].get(e).copied().flatten(), &from) {
+                        (Some(w), _) => w,
+                        (None, Some(from)) => load(b, env.values, k, from[e].0, from[e].1),
+                        (None, None) => load(b, env.partials, k, lo + e as i64, dlo),
                     };
                     let w = splat(b, env, w);
                     let term: Vec<Value> = a

@@ -251,13 +251,14 @@ fn a_loop_of_loops_is_compiled_once() {
     assert!(code.loops >= 2 && code.bytes < 16 << 10, "{code:?}");
 }
 
-/// A loop whose turns take dot products of 3, 8 and 13 pairs of inputs in a scattered order
-/// (not runs), each turn's one input further on, every fourth pair against a constant: a
+/// A loop whose turns take dot products of 1, 2, 3, 8 and 13 pairs of inputs in a scattered
+/// order (not runs), each turn's one input further on, every fourth pair against a constant: a
 /// compiled gradient computes and sweeps them in its code, its sums in the interpreter's order
-/// (pairwise beyond 8 terms).
+/// (pairwise beyond 8 terms), the partials of the shortest (swept as weighted edges) read from
+/// their operands.
 #[test]
 fn short_dot_products_in_a_loop_sum_in_the_interpreters_order() {
-    for pairs in [3usize, 8, 13] {
+    for pairs in [1usize, 2, 3, 8, 13] {
         let scatter = |m: usize| (7 * m + 3) % 17;
         let record = move |xs: &[Var]| {
             let mut all = Vec::new();
