@@ -4,7 +4,7 @@
 //! few enough edges to be swept as weighted edges are swept so, their partials read from the
 //! operands: see [`partials`]).
 
-use super::ir::{Turn, load, store};
+use super::ir::{Turn, load, read, store};
 use super::shape::{A, Node, Region};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -139,7 +139,7 @@ pub(super) fn sweep(
     for pair in args.chunks_exact(2) {
         for (to, from) in [(pair[0], pair[1]), (pair[1], pair[0])] {
             if to.0 < n as i64 {
-                let w = load(b, values, k, from.0, from.1);
+                let w = read(b, values, k, from.0, from.1);
                 let t = term(b, w);
                 let sum = load(b, adj, k, to.0, to.1);
                 let sum = b.ins().fadd(sum, t);

@@ -13,7 +13,9 @@
 //! constant `w`, a zero `ā` gives `±0` instead, which adds nothing to any adjoint).
 
 use super::dots;
-use super::ir::{ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, store, turns};
+use super::ir::{
+    ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, read, store, turns,
+};
 use super::machine::{NO_PARTIALS, RUNS};
 use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
@@ -254,10 +256,12 @@ pub(super) fn turn_values(
                 _ => match constant(env, r, j, x) {
                     // From the first turn's slot: one address for every turn.
                     Some(c) => {
-                        let v = load(b, env.values, k, i, (0, 0));
+                        let v = read(b, env.values, k, i, (0, 0));
                         env.constants.borrow_mut().insert(v, c);
                         v
                     }
+                    // (The sweep writes no value.)
+                    None if again => read(b, env.values, k, i, s),
                     None => load(b, env.values, k, i, s),
                 },
             }
@@ -293,7 +297,7 @@ pub(super) fn turn_values(
                 weights[j] = w;
                 v
             }
-            Forward::Call { .. } if again => load(b, env.values, k, p, q),
+            Forward::Call { .. } if again => read(b, env.values, k, p, q),
             // A short dot product: its terms summed here (see `dots`).
             Forward::Call { .. } if dot.is_some() => {
                 dots::value(b, env.values, k, dot.as_ref().expect("tested"))

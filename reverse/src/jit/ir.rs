@@ -93,6 +93,15 @@ pub(super) fn load(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, st
     load_as(b, types::F64, base, k, index, step)
 }
 
+/// [`load`] of an element the function does not write (the values in the sweep, the
+/// recorded constants): free of every store, so that Cranelift may drop it where unused and
+/// hoist it out of a loop where its address is the same in every turn.
+pub(super) fn read(b: &mut FunctionBuilder, base: Value, k: Turn, index: i64, step: Step) -> Value {
+    let (p, off) = element(b, base, k, index, step, 8);
+    let flags = MemFlagsData::trusted().with_readonly().with_can_move();
+    b.ins().load(types::F64, flags, p, off)
+}
+
 /// [`load`] of a value of type `ty` (two lanes of `f64`, say) from element `index + k · step`.
 pub(super) fn load_as(
     b: &mut FunctionBuilder,

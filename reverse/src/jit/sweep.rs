@@ -13,7 +13,7 @@
 use super::cells::Cells;
 use super::dots;
 use super::emit::{Env, Mode, any_turn, dot_args, known, pairs, turn_values};
-use super::ir::{Turn, index, load, load_as, load_u32, store, turns, turns_from};
+use super::ir::{Turn, index, load, load_as, load_u32, read, store, turns, turns_from};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
 use super::shape::{A, Index, LO, MAX_EDGES, Node, PARENT, Points, Region, Reverse};
 use cranelift_codegen::ir::condcodes::FloatCC;
@@ -289,8 +289,8 @@ fn reverse_turn(
                     // Recomputed (inline, in a gradient), else as the forward pass stored it.
                     let w = match (weights[j].get(e).copied().flatten(), &from) {
                         (Some(w), _) => w,
-                        (None, Some(from)) => load(b, env.values, k, from[e].0, from[e].1),
-                        (None, None) => load(b, env.partials, k, lo + e as i64, dlo),
+                        (None, Some(from)) => read(b, env.values, k, from[e].0, from[e].1),
+                        (None, None) => read(b, env.partials, k, lo + e as i64, dlo),
                     };
                     let w = splat(b, env, w);
                     let term: Vec<Value> = a
@@ -327,7 +327,7 @@ fn reverse_turn(
                 let last = b.ins().iconst(types::I64, env.n as i64 - 1);
                 let f = MemFlagsData::trusted();
                 for e in 0..i64::from(count) {
-                    let w = load(b, env.partials, k, lo + e, dlo);
+                    let w = read(b, env.partials, k, lo + e, dlo);
                     let term = structural(b, env, w, a[0], zeros, nothings);
                     let q = load_u32(b, env.parents, k, lo + e, dlo);
                     let q = b.ins().umin(q, last);
