@@ -22,6 +22,7 @@ use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::Form;
 use core::cell::RefCell;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 use rustc_hash::FxHashMap as HashMap;
@@ -230,6 +231,45 @@ fn inline(
     }
 }
 
+/// `max(x, y)` (`min` where not `max`) as the rule's `f64::max` computes it: the greater
+/// (lesser) of the two, the other where one is NaN, either where they are equal and of the
+/// same bits. Where they are equal in value but not in bits (`+0` and `−0`, whose order Rust
+/// leaves to the processor) the rule's function `f` is called, on a cold path.
+fn extreme(b: &mut FunctionBuilder, max: bool, (x, y): (Value, Value), f: FuncRef) -> Value {
+    let wins = b.ins().fcmp(
+        if max {
+            FloatCC::GreaterThan
+        } else {
+            FloatCC::LessThan
+        },
+        x,
+        y,
+    );
+    let y_nan = b.ins().fcmp(FloatCC::Unordered, y, y);
+    let take_x = b.ins().bor(wins, y_nan);
+    let v = b.ins().select(take_x, x, y);
+    let equal = b.ins().fcmp(FloatCC::Equal, x, y);
+    let flags = MemFlagsData::new();
+    let (xb, yb) = (
+        b.ins().bitcast(types::I64, flags, x),
+        b.ins().bitcast(types::I64, flags, y),
+    );
+    let other_bits = b.ins().icmp(IntCC::NotEqual, xb, yb);
+    let zeros = b.ins().band(equal, other_bits);
+    let (cold, join) = (b.create_block(), b.create_block());
+    b.append_block_param(join, types::F64);
+    b.set_cold_block(cold);
+    b.ins().brif(zeros, cold, &[], join, &[v.into()]);
+    b.switch_to_block(cold);
+    b.seal_block(cold);
+    let call = b.ins().call(f, &[x, y]);
+    let called = b.inst_results(call)[0];
+    b.ins().jump(join, &[called.into()]);
+    b.switch_to_block(join);
+    b.seal_block(join);
+    b.block_params(join)[0]
+}
+
 /// The values of one turn's body nodes (`None` for an input, read from memory where needed),
 /// and the partials of its inline nodes. The forward pass (`again` false) stores what the
 /// mode keeps; the gradient's sweep (`again`) computes them again in registers, reading a
@@ -303,7 +343,7 @@ pub(super) fn turn_values(
                 dots::value(b, env.values, k, dot.as_ref().expect("tested"))
             }
             // A gradient's `max` or `min` of one edge (the winner's, whose partial is the
-            // recorded one while the node's guard holds): its value alone, called directly.
+            // recorded one while the node's guard holds): its value alone (see `extreme`).
             Forward::Call {
                 op: op @ (OpCode::Max | OpCode::Min),
                 form: Form::First,
@@ -311,8 +351,7 @@ pub(super) fn turn_values(
             } if !full => {
                 let (x, y) = (operand(b, A), operand(b, B));
                 let f = env.winners[usize::from(op == OpCode::Min)];
-                let call = b.ins().call(f, &[x, y]);
-                b.inst_results(call)[0]
+                extreme(b, op == OpCode::Max, (x, y), f)
             }
             // A built-in one-argument rule with its edge: its function, called directly (no
             // frame, no dispatch), with the operand in a register.

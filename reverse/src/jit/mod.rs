@@ -50,8 +50,10 @@
 //! arithmetic (`+`, `−`, `·`, `/`, negation) inline, which Cranelift neither fuses into
 //! multiply-adds nor reassociates; every other rule (elementary functions, sums, dot products,
 //! user rules) by a call to the Rust function the interpreter calls, but for a compiled
-//! gradient's dot products of a few pairs, which its code sums in that function's order; the
-//! sweep's terms in the plain sweep's order, with its structural zeros. Where it departs from
+//! gradient's dot products of a few pairs, which its code sums in that function's order, and
+//! its `max` and `min`, which it compares as `f64::max` and `f64::min` do (calling them for
+//! the order of `+0` and `−0`, which Rust leaves open); the sweep's terms in the plain sweep's
+//! order, with its structural zeros. Where it departs from
 //! the letter of an operation, the result is the same number: a division by a power of two is
 //! a multiplication by its reciprocal (both round the same real number), and a gradient's
 //! adjoint held in a register starts at its first term rather than at `+0 + term`, which

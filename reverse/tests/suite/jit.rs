@@ -287,6 +287,58 @@ fn short_dot_products_in_a_loop_sum_in_the_interpreters_order() {
     }
 }
 
+/// A running `max` and a running `min` over the inputs, in a loop (log-sum-exp's `max`): a
+/// compiled gradient computes their values in its code, as `f64::max` and `f64::min` do, at
+/// points with signed zeros and moved winners, and fails as the interpreter does where an
+/// operand is NaN or a pair ties (other branches).
+#[test]
+fn running_extremes_in_a_loop_are_the_rules_bits() {
+    let record = |xs: &[Var]| {
+        let (mut hi, mut lo) = (xs[0], xs[0]);
+        let mut out = Vec::new();
+        for &x in &xs[1..] {
+            hi = reverse::Float::max(hi, x);
+            lo = reverse::Float::min(x, lo);
+            out.extend([hi, lo]);
+        }
+        let terms: Vec<Var> = out.iter().map(|&v| v * v).collect();
+        out.push(terms.iter().copied().sum::<Var>() + hi * lo);
+        out
+    };
+    let x: Vec<f64> = (0..16).map(|i| ((i * 7) % 11) as f64 - 4.0).collect();
+    let mut points = Vec::new();
+    for (i, v) in [
+        (4, f64::NAN),
+        (3, f64::NAN),
+        (5, 0.0),
+        (8, -0.0),
+        (9, f64::INFINITY),
+        (2, -0.0),
+    ] {
+        let mut p = x.clone();
+        p[i] = v;
+        points.push(p);
+    }
+    // Every value signed zeros (ties: another branch), then one winner moved.
+    points.push(
+        x.iter()
+            .map(|&v| if v > 0.0 { 0.0 } else { -0.0 })
+            .collect(),
+    );
+    points.push(x.iter().map(|v| v * 2.0 + 0.5).collect());
+    // A NaN operand of a piece fails its guard; a signed zero that wins or loses by value
+    // keeps the branches, as do the moved points.
+    let (mut rec, ..) = recording(&x, &record);
+    let held = points
+        .iter()
+        .map(|p| rec.reevaluate(p).is_ok())
+        .collect::<Vec<_>>();
+    let runs = [false, false, true, true, false, true, false, true];
+    assert_eq!(held, runs);
+    let code = compiled_agrees(&x, &points, &record, 1).unwrap();
+    assert!(code.looped >= 30, "{code:?}");
+}
+
 /// Inputs made within a loop, each read once by a product with `−0`: the gradient is `+0`
 /// (the plain sweep adds the term `−0` to `+0`), though the code adds up a turn's adjoints in
 /// registers from their first term.
