@@ -26,6 +26,7 @@ mod colouring;
 mod compressed;
 mod detect;
 mod hessian;
+mod hessian_plan;
 mod jacobian;
 mod one_shot;
 mod plan;
@@ -38,9 +39,9 @@ pub use colouring::{Colouring, Order, colour_columns, colour_rows, colour_star};
 pub use detect::{Detection, Tracer, recording_pattern};
 pub use detect::{hessian_pattern, jacobian_pattern};
 pub use hessian::{
-    HessianDiagonal, PreparedSparseHessian, SparseHessian, SparseHessianPlan, sparse_hessian,
-    sparse_hessian_with,
+    HessianDiagonal, PreparedSparseHessian, SparseHessian, sparse_hessian, sparse_hessian_with,
 };
+pub use hessian_plan::SparseHessianPlan;
 pub use jacobian::{SparseJacobian, SparseOptions};
 pub use one_shot::{sparse_jacobian, sparse_jacobian_with};
 pub use plan::{SparsePlan, Strategy};
