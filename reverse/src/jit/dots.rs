@@ -113,22 +113,25 @@ pub(super) fn value(b: &mut FunctionBuilder, values: Value, k: Turn, args: &[Arg
     order(b, args.len() / 2, term)
 }
 
-/// The partials of the dot product of operands `args`, edge by edge as the interpreter's
-/// call writes them (each pair's two sides in turn, one edge for each operand that is a node,
-/// `n` nodes): the operand whose value each is.
-pub(super) fn partials(args: &[Arg], n: usize) -> Vec<Arg> {
+/// The edges of the dot product of operands `args`, in the order the interpreter's call writes
+/// and sweeps them: each pair's two sides in turn, one edge for each operand that is a node
+/// (`n` nodes), as (that operand, the operand whose value is its partial).
+fn edges(args: &[Arg], n: usize) -> impl Iterator<Item = (Arg, Arg)> + '_ {
     let sides = args
         .chunks_exact(2)
         .flat_map(|p| [(p[0], p[1]), (p[1], p[0])]);
-    sides
-        .filter(|(to, _)| to.0 < n as i64)
-        .map(|(_, from)| from)
-        .collect()
+    sides.filter(move |(to, _)| to.0 < n as i64)
 }
 
-/// The sweep of the dot product of operands `args` in turn `k`: each pair's two sides in turn,
-/// the term of each operand (a node: `n` nodes) from the other's value by `term`, added to its
-/// adjoint in memory (one per node: a gradient's), as the interpreter's call adds them.
+/// The partials of the dot product of operands `args`, edge by edge (see [`edges`]): the
+/// operand whose value each is.
+pub(super) fn partials(args: &[Arg], n: usize) -> Vec<Arg> {
+    edges(args, n).map(|(_, from)| from).collect()
+}
+
+/// The sweep of the dot product of operands `args` in turn `k`, edge by edge (see [`edges`]):
+/// the term of each from its partial by `term`, added to the operand's adjoint in memory (one
+/// per node: a gradient's), as the interpreter's call adds them.
 pub(super) fn sweep(
     b: &mut FunctionBuilder,
     (values, adj, n): (Value, Value, usize),
@@ -136,15 +139,11 @@ pub(super) fn sweep(
     args: &[Arg],
     mut term: impl FnMut(&mut FunctionBuilder, Value) -> Value,
 ) {
-    for pair in args.chunks_exact(2) {
-        for (to, from) in [(pair[0], pair[1]), (pair[1], pair[0])] {
-            if to.0 < n as i64 {
-                let w = read(b, values, k, from.0, from.1);
-                let t = term(b, w);
-                let sum = load(b, adj, k, to.0, to.1);
-                let sum = b.ins().fadd(sum, t);
-                store(b, sum, adj, k, to.0, to.1);
-            }
-        }
+    for (to, from) in edges(args, n) {
+        let w = read(b, values, k, from.0, from.1);
+        let t = term(b, w);
+        let sum = load(b, adj, k, to.0, to.1);
+        let sum = b.ins().fadd(sum, t);
+        store(b, sum, adj, k, to.0, to.1);
     }
 }
