@@ -98,3 +98,25 @@ fn a_prepared_sparse_jacobian_by_rows_records_in_its_own_buffers() {
         "dropped, its recording was freed, not kept"
     );
 }
+
+/// A compiled gradient keeps of the recording's edges only those its code reads: where the
+/// code computes every partial again (Rosenbrock's arithmetic), none, and it keeps within half
+/// again the plain recording. Its gradient is the interpreter's.
+#[cfg(feature = "jit")]
+#[test]
+fn a_compiled_gradient_keeps_the_edges_its_code_reads() {
+    use jacobian::Preparation;
+    let x = point(4000);
+    let y: Vec<f64> = x.iter().map(|v| v - 1.5).collect();
+    let mut p = PreparedGradient::with(Banana, &x, Preparation::Compile).unwrap();
+    let plan = p.plan().clone();
+    assert_eq!(plan.strategy, Preparation::Compile, "{plan}");
+    let ratio = plan.kept_bytes as f64 / plan.recording_bytes as f64;
+    assert!(ratio <= 1.5, "{ratio:.2}× the recording\n{plan}");
+    for point in [&y, &x] {
+        assert_eq!(
+            p.gradient(point).unwrap(),
+            jacobian::gradient(&Banana, point).unwrap()
+        );
+    }
+}

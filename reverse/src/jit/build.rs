@@ -4,6 +4,7 @@
 use super::emit::{self, Env};
 use super::guards;
 use super::ir;
+use super::layout::{self, Edges};
 use super::machine;
 use super::pass;
 use super::report::{CodeStats, CompileError};
@@ -31,7 +32,7 @@ pub const MOST_LANES: usize = 8;
 
 /// Compiles the program `p` of recording `d` (taken out of it) and keeps the code in it.
 pub(super) fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, CompileError> {
-    let (code, stats) = build(d, p, Target::Full)?;
+    let (code, stats, _) = build(d, p, Target::Full)?;
     p.derived.put(Native(Box::new(code)));
     Ok(stats)
 }
@@ -48,12 +49,13 @@ pub(super) enum Target {
     Lanes(usize),
 }
 
-/// The machine code of `target` for program `p` of recording `d`.
+/// The machine code of `target` for program `p` of recording `d`, and for a gradient the
+/// edges its code reads (see [`layout`]).
 pub(super) fn build(
     d: &TapeData<f64>,
     p: &mut Program<f64>,
     target: Target,
-) -> Result<(machine::Code, CodeStats), CompileError> {
+) -> Result<(machine::Code, CodeStats, Option<Edges>), CompileError> {
     let (y, lanes) = match target {
         Target::Full => (None, 1),
         Target::Gradient(y) => (Some(y), 1),
@@ -70,7 +72,7 @@ pub(super) fn build(
     let (nodes, kinds) = shape::nodes(d, p);
     let regions = shape::regions(&nodes, &kinds);
     let n = nodes.len();
-    let lens = machine::Lens {
+    let mut lens = machine::Lens {
         nodes: n,
         values: p.values.len(),
         partials: d.partials().len(),
@@ -137,7 +139,6 @@ pub(super) fn build(
         size += s;
     }
     cuts.push(nests.len());
-    let rule = |f: Forward| lens.calls.iter().position(|&c| c == f).expect("listed") as i64;
     let flags = y.map(|y| {
         let (keep, outside) = gradient_flags(d, p, &nodes, &regions, y);
         (keep, outside, dot_runs(p, &nodes))
@@ -150,6 +151,26 @@ pub(super) fn build(
             runs,
         },
     };
+    // A gradient keeps only the edges its code reads.
+    let args = &p
+        .derived
+        .get::<crate::replay::compile::Operands>()
+        .expect("made by `operands` above")
+        .args;
+    let mut nodes = nodes;
+    let edges = match mode {
+        emit::Mode::Gradient { .. } => layout::edges(
+            d,
+            mode,
+            &mut nodes,
+            &mut nests,
+            (p.values.len(), args),
+            &mut lens,
+        ),
+        emit::Mode::Full => None,
+    };
+    let nodes = nodes;
+    let rule = |f: Forward| lens.calls.iter().position(|&c| c == f).expect("listed") as i64;
     let (mut forward, mut reverse) = (Vec::new(), Vec::new());
     for w in cuts.windows(2) {
         let part = &nests[w[0]..w[1]];
@@ -167,11 +188,7 @@ pub(super) fn build(
                         nodes: &nodes,
                         n,
                         recorded: &p.values,
-                        args: &p
-                            .derived
-                            .get::<crate::replay::compile::Operands>()
-                            .expect("made by `operands` above")
-                            .args,
+                        args,
                         constants: Default::default(),
                         frame,
                         values,
@@ -272,7 +289,7 @@ pub(super) fn build(
         bytes: code.bytes(),
         ..stats
     };
-    Ok((code, stats))
+    Ok((code, stats, edges))
 }
 
 /// For the gradient of node `y`: which values must be in memory (`keep`: read through memory,

@@ -428,8 +428,22 @@ pub(super) fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<
 /// pair, or where it has few enough edges to be swept as weighted edges, so, each partial read
 /// from the operand it is (see [`dots::partials`]); it stores none.
 pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<dots::Arg>> {
-    let nd = &env.nodes[r.start + j];
-    let param = match (env.mode, nd.forward) {
+    let arrays = (env.n, env.recorded.len(), env.args);
+    short_dot(env.mode, env.lanes, env.nodes, arrays, r, j)
+}
+
+/// [`dot_args`], given the mode, the lanes, the nodes and `(n, values, args)` (as
+/// [`dots::line`] takes them).
+pub(super) fn short_dot(
+    mode: Mode,
+    lanes: usize,
+    nodes: &[Node],
+    arrays: (usize, usize, &[u32]),
+    r: &Region,
+    j: usize,
+) -> Option<Vec<dots::Arg>> {
+    let nd = &nodes[r.start + j];
+    let param = match (mode, nd.forward) {
         (
             Mode::Gradient { .. },
             Forward::Call {
@@ -437,18 +451,17 @@ pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<dots::Arg>
                 param,
                 ..
             },
-        ) if env.lanes == 1 && param <= 2 * dots::INLINE_PAIRS => param,
+        ) if lanes == 1 && param <= 2 * dots::INLINE_PAIRS => param,
         _ => return None,
     };
     let weighted = match nd.reverse {
         Reverse::Weighted(count) => Some(count as usize),
-        _ if pairs(env.mode, env.nodes, r, j) == Some((param / 2, false)) => None,
+        _ if pairs(mode, nodes, r, j) == Some((param / 2, false)) => None,
         _ => return None,
     };
-    let arrays = (env.n, env.recorded.len(), env.args);
-    let args = dots::line(env.nodes, r, j, i64::from(param), arrays)?;
+    let args = dots::line(nodes, r, j, i64::from(param), arrays)?;
     // One partial per operand that is a node: as many as the edges.
-    let edges = args.iter().filter(|a| a.0 < env.n as i64).count();
+    let edges = args.iter().filter(|a| a.0 < arrays.0 as i64).count();
     weighted.is_none_or(|count| count == edges).then_some(args)
 }
 

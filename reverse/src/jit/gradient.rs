@@ -14,8 +14,9 @@ use core::fmt;
 /// The gradient of one output of a recording of `f64`, compiled to machine code: one function
 /// that computes, at a new point, the values and the adjoints the gradient needs and checks
 /// the recording's guards. Made by [`Recording::compile_gradient`], which gives it the arrays
-/// its code reads (the n-ary operands, user rules, edges) and drops the rest of the recording:
-/// it keeps about one value and one adjoint per node, and the edges.
+/// its code reads (the n-ary operands, user rules, the edges of its calls) and drops the rest
+/// of the recording: it keeps about one value and one adjoint per node, and of the edges only
+/// the partials its calls write (and those of `max` and `min`) and the edges its calls sweep.
 ///
 /// Bit for bit the interpreter's gradient (see [the module](crate::jit)). Where a guard fails
 /// it returns [`RunError::Guard`]: record the function afresh at that point (its operations
@@ -153,6 +154,7 @@ impl CompiledGradient {
     pub(super) fn take(
         rec: &mut Recording<f64>,
         code: machine::Code,
+        edges: Option<super::layout::Edges>,
         y: u32,
         mut stats: CodeStats,
         start: std::time::Instant,
@@ -187,11 +189,21 @@ impl CompiledGradient {
             let mut forms = core::mem::take(&mut p.forms);
             forms.shrink_to_fit();
             let rules = core::mem::take(&mut p.rules);
-            // The recorded partials: those of `max` and `min` stay valid while their guards
-            // hold (the code computes their values alone); calls overwrite their own.
-            let partials = d.partials().to_vec();
             d.program = Some(p);
-            let (parents, units) = d.take_edges();
+            // The edges the code reads (the recorded partials among them: those of `max` and
+            // `min` stay valid while their guards hold; calls overwrite their own), where the
+            // compiler laid them out, else the recording's.
+            let (partials, parents, units) = match edges {
+                Some(e) => {
+                    d.take_edges();
+                    (e.partials, e.parents, e.units)
+                }
+                None => {
+                    let partials = d.partials().to_vec();
+                    let (parents, units) = d.take_edges();
+                    (partials, parents, units)
+                }
+            };
             stats.time = start.elapsed();
             CompiledGradient {
                 code,

@@ -89,6 +89,7 @@ mod emit;
 mod gradient;
 mod guards;
 mod ir;
+mod layout;
 mod machine;
 mod pass;
 mod report;
@@ -231,7 +232,7 @@ impl<T: Op> Recording<T> {
             let out = if compiled {
                 Ok(None)
             } else {
-                build(d, &mut p, Target::Lanes(lanes)).map(Some)
+                build(d, &mut p, Target::Lanes(lanes)).map(|(code, stats, _)| Some((code, stats)))
             };
             let out = out.map(|made| match made {
                 Some((code, stats)) => {
@@ -281,8 +282,9 @@ impl Recording<f64> {
     /// that only the turn adds to is never stored. Same bits as the interpreter's gradient.
     ///
     /// The recording is consumed: the compiled gradient keeps the arrays its code reads (the
-    /// edges, the n-ary operands, the user rules, a value and an adjoint per node) and the rest
-    /// is dropped, so that it holds less memory than the recording it came from.
+    /// n-ary operands, the user rules, a value and an adjoint per node, and of the edges those
+    /// of its calls, laid out anew) and the rest is dropped, so that it holds little more
+    /// memory than the recording it came from.
     ///
     /// # Errors
     ///
@@ -317,7 +319,9 @@ impl Recording<f64> {
             out
         });
         match built {
-            Ok((code, stats)) => Ok(CompiledGradient::take(&mut self, code, node, stats, start)),
+            Ok((code, stats, edges)) => Ok(CompiledGradient::take(
+                &mut self, code, edges, node, stats, start,
+            )),
             Err(error) => Err(NotCompiled {
                 error,
                 recording: Box::new(self),

@@ -83,6 +83,11 @@ impl Node {
         self.at[x] as i64
     }
 
+    /// Points its first partial and its first edge at `lo` (see [`layout`](super::layout)).
+    pub fn set_edges(&mut self, lo: u32) {
+        (self.at[E], self.at[LO]) = (lo, lo);
+    }
+
     /// Which of its operand indices the compiled code reads (a call reads its own).
     pub fn operands(&self) -> &'static [usize] {
         match self.forward {
