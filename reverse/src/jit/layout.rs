@@ -11,7 +11,7 @@
 
 use super::emit::{Mode, pairs, short_dot};
 use super::machine::Lens;
-use super::shape::{E, Forward, LO, Nest, Node, Region, Reverse};
+use super::shape::{E, Forward, LO, Nest, Node, Reverse};
 use crate::storage::TapeData;
 
 /// The arrays of edges a compiled gradient keeps: partials and parents share one index (a
@@ -36,59 +36,69 @@ pub(super) fn edges(
     lens: &mut Lens,
 ) -> Option<Edges> {
     let n = nodes.len();
-    // Per body node of each region, the weighted and the unit edges it keeps (the same in
-    // every turn: they depend on its kind and its loop only), and its edges' count.
-    let kept: Vec<Vec<Vec<(usize, usize, usize)>>> = nests
-        .iter()
-        .map(|nest| {
-            let keeps = |r: &Region, j: usize| {
-                let nd = &nodes[r.start + j];
-                let short = short_dot(mode, 1, nodes, (n, values, args), r, j).is_some();
-                let count = match nd.reverse {
-                    Reverse::Weighted(c) | Reverse::Unit(c, _) => c as usize,
-                    Reverse::Call { count, .. } => count as usize,
-                };
-                let (w, u) = match (nd.forward, nd.reverse) {
-                    (_, Reverse::Call { unit: true, .. }) => (0, count),
-                    (Forward::Call { .. }, Reverse::Weighted(_)) if !short => (count, 0),
-                    (_, Reverse::Call { unit: false, .. })
-                        if !short && pairs(mode, nodes, r, j).is_none() =>
-                    {
-                        (count, 0)
-                    }
-                    _ => (0, 0),
-                };
-                (w, u, count)
+    let bodies = || nests.iter().flat_map(|nest| &nest.regions);
+    // What each body node of each region keeps (the same in every turn: it depends on its
+    // kind and its loop only), the regions' bodies one after the other.
+    let kept: Vec<Keep> = bodies()
+        .flat_map(|r| (0..r.period).map(move |j| (r, j)))
+        .map(|(r, j)| {
+            let nd = &nodes[r.start + j];
+            let short = short_dot(mode, 1, nodes, (n, values, args), r, j).is_some();
+            let (count, unit) = match nd.reverse {
+                Reverse::Weighted(c) => (c as usize, false),
+                Reverse::Unit(c, _) => (c as usize, true),
+                Reverse::Call { count, unit } => (count as usize, unit),
             };
-            let regions = nest.regions.iter();
-            regions
-                .map(|r| (0..r.period).map(|j| keeps(r, j)).collect())
-                .collect()
+            let (weighted, units) = match (nd.forward, nd.reverse) {
+                (_, Reverse::Call { unit: true, .. }) => (0, count),
+                (Forward::Call { .. }, Reverse::Weighted(_)) if !short => (count, 0),
+                (_, Reverse::Call { unit: false, .. })
+                    if !short && pairs(mode, nodes, r, j).is_none() =>
+                {
+                    (count, 0)
+                }
+                _ => (0, 0),
+            };
+            Keep {
+                weighted,
+                units,
+                count,
+                unit,
+            }
         })
         .collect();
-    // Per region, its edges per turn; per nest, per turn of its loop of loops.
-    let per_turn =
-        |kept: &[(usize, usize, usize)]| kept.iter().fold((0, 0), |(w, u), k| (w + k.0, u + k.1));
-    let per_outer = |nest: &Nest, kept: &[Vec<(usize, usize, usize)>]| {
-        let turns = nest
-            .regions
-            .iter()
-            .zip(kept)
-            .map(|(r, k)| (r.turns, per_turn(k)));
-        turns.fold((0, 0), |(w, u), (t, (tw, tu))| (w + t * tw, u + t * tu))
-    };
-    let (weighted, units) = nests.iter().zip(&kept).fold((0, 0), |(w, u), (nest, k)| {
-        let (ow, ou) = per_outer(nest, k);
-        (w + nest.turns * ow, u + nest.turns * ou)
-    });
+    // Where each region's body starts in `kept`, and what one turn of it keeps.
+    let mut from = Vec::new();
+    let mut turn = Vec::new();
+    let mut b = 0;
+    for r in bodies() {
+        let body = &kept[b..b + r.period];
+        from.push(b);
+        turn.push(
+            body.iter()
+                .fold((0, 0), |t, k| (t.0 + k.weighted, t.1 + k.units)),
+        );
+        b += r.period;
+    }
+    // What one turn of each nest's loop of loops keeps, and what all keep.
+    let mut outer = Vec::with_capacity(nests.len());
+    let (mut weighted, mut units) = (0, 0);
+    let mut ri = 0;
+    for nest in nests.iter() {
+        let mut o = (0, 0);
+        for (r, t) in nest.regions.iter().zip(&turn[ri..]) {
+            o = (o.0 + r.turns * t.0, o.1 + r.turns * t.1);
+        }
+        ri += nest.regions.len();
+        outer.push(o);
+        (weighted, units) = (weighted + nest.turns * o.0, units + nest.turns * o.1);
+    }
     // A node that keeps nothing points at the zeros after the kept edges of its kind, as many
     // as the most edges of such a node.
     let pad = kept
         .iter()
-        .flatten()
-        .flatten()
-        .filter(|k| (k.0, k.1) == (0, 0))
-        .map(|k| k.2)
+        .filter(|k| k.weighted + k.units == 0)
+        .map(|k| k.count)
         .max()
         .unwrap_or(0);
     let mut out = Edges {
@@ -97,48 +107,45 @@ pub(super) fn edges(
         units: vec![0; units + pad],
     };
     // Each body node's first edge and its steps (per turn, per turn of the loop around), and
-    // the edges copied in node order: a turn's after the last turn's, so on a line.
+    // the edges copied in node order: a turn's after the last turn's, so on a line (checked).
     let (old_partials, old_parents, old_units) = (d.partials(), d.parents(), d.units());
     let starts = d.starts();
+    let mut lines = vec![(0usize, 0i64, 0i64); kept.len()];
     let (mut w, mut u) = (0, 0);
-    let mut lines: Vec<Vec<Vec<(usize, i64, i64)>>> = Vec::with_capacity(nests.len());
-    for (nest, kept) in nests.iter().zip(&kept) {
-        let outer = per_outer(nest, kept);
-        let mut nest_lines = Vec::with_capacity(nest.regions.len());
+    let mut ri = 0;
+    for (nest, &outer) in nests.iter().zip(&outer) {
+        let regions = ri..ri + nest.regions.len();
+        ri = regions.end;
         for o in 0..nest.turns {
-            for (ri, (r, kept)) in nest.regions.iter().zip(kept).enumerate() {
+            for (r, ri) in nest.regions.iter().zip(regions.clone()) {
+                let body = from[ri]..from[ri] + r.period;
                 if o == 0 {
-                    // The first turn's edges start where the edges so far end.
-                    let turn = per_turn(kept);
                     let (mut tw, mut tu) = (w, u);
-                    let mut line = |(kw, ku, _): &(usize, usize, usize), j: usize| {
-                        let unit = matches!(
-                            nodes[r.start + j].reverse,
-                            Reverse::Unit(..) | Reverse::Call { unit: true, .. }
-                        );
-                        let (at, step, outer) = match (kw, ku, unit) {
+                    for (k, line) in kept[body.clone()].iter().zip(&mut lines[body.clone()]) {
+                        *line = match (k.weighted, k.units, k.unit) {
                             (0, 0, true) => (units, 0, 0),
                             (0, 0, false) => (weighted, 0, 0),
-                            (_, 0, _) => (tw, turn.0, outer.0),
-                            _ => (tu, turn.1, outer.1),
+                            (_, 0, _) => (tw, turn[ri].0 as i64, outer.0 as i64),
+                            _ => (tu, turn[ri].1 as i64, outer.1 as i64),
                         };
-                        (tw, tu) = (tw + kw, tu + ku);
-                        (at, step as i64, outer as i64)
-                    };
-                    nest_lines.push((0..r.period).map(|j| line(&kept[j], j)).collect::<Vec<_>>());
+                        (tw, tu) = (tw + k.weighted, tu + k.units);
+                    }
                 }
-                let lines = &nest_lines[ri];
                 let onodes = r.outer.as_ref().map_or(0, |o| o.nodes as usize);
-                for k in 0..r.turns {
-                    for (j, &(kw, ku, _)) in kept.iter().enumerate().filter(|(_, k)| k.0 + k.1 > 0)
-                    {
-                        let (first, step, outer) = lines[j];
-                        let at = if kw > 0 { w } else { u };
-                        if at as i64 != first as i64 + k as i64 * step + o as i64 * outer {
+                let stored: Vec<usize> = (0..r.period)
+                    .filter(|&j| kept[body.start + j].weighted + kept[body.start + j].units > 0)
+                    .collect();
+                for t in 0..r.turns {
+                    for &j in &stored {
+                        let (k, (first, step, outer)) =
+                            (&kept[body.start + j], lines[body.start + j]);
+                        let at = if k.weighted > 0 { w } else { u };
+                        if at as i64 != first as i64 + t as i64 * step + o as i64 * outer {
                             return None;
                         }
-                        let i = r.start + o * onodes + k * r.period + j;
+                        let i = r.start + o * onodes + t * r.period + j;
                         let old = (starts[i] & !crate::storage::UNIT) as usize;
+                        let (kw, ku) = (k.weighted, k.units);
                         if kw > 0 {
                             out.partials[w..w + kw].copy_from_slice(&old_partials[old..old + kw]);
                             out.parents[w..w + kw].copy_from_slice(&old_parents[old..old + kw]);
@@ -151,21 +158,30 @@ pub(super) fn edges(
                 }
             }
         }
-        lines.push(nest_lines);
     }
     // The code indexes the new arrays.
-    for (nest, lines) in nests.iter_mut().zip(lines) {
-        for (r, lines) in nest.regions.iter_mut().zip(lines) {
-            for (j, (first, step, outer)) in lines.into_iter().enumerate() {
-                nodes[r.start + j].set_edges(first as u32);
-                (r.step[j][E], r.step[j][LO]) = (step, step);
-                if let Some(o) = r.outer.as_mut() {
-                    (o.step[j][E], o.step[j][LO]) = (outer, outer);
-                }
+    let mut b = 0;
+    for r in nests.iter_mut().flat_map(|nest| &mut nest.regions) {
+        for j in 0..r.period {
+            let (first, step, outer) = lines[b + j];
+            nodes[r.start + j].set_edges(first as u32);
+            (r.step[j][E], r.step[j][LO]) = (step, step);
+            if let Some(o) = r.outer.as_mut() {
+                (o.step[j][E], o.step[j][LO]) = (outer, outer);
             }
         }
+        b += r.period;
     }
     (lens.partials, lens.parents, lens.units) =
         (out.partials.len(), out.parents.len(), out.units.len());
     Some(out)
+}
+
+/// What a body node keeps: its weighted edges (partials and parents) or its unit edges, of its
+/// `count` edges (unit edges, where `unit`).
+struct Keep {
+    weighted: usize,
+    units: usize,
+    count: usize,
+    unit: bool,
 }
