@@ -83,10 +83,41 @@ def run(benches):
         print(f"example {example} --results", file=sys.stderr)
         subprocess.run(["cargo", "run", "--release", "-q", "-p", "examples", "--example", example,
                         "--", "--results"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    plans = []
     for b in benches:
         cmd = ["cargo", "bench", "-p", "benches", "--features", "peers", "--bench", b, "--"]
         print(" ".join(cmd + RUN_ARGS), file=sys.stderr)
-        subprocess.run(cmd + RUN_ARGS, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        res = subprocess.run(cmd + RUN_ARGS, cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        sys.stderr.write(res.stderr)
+        plans += [l for l in res.stderr.splitlines() if l.startswith("plan ")]
+    if plans:
+        crit.mkdir(parents=True, exist_ok=True)
+        (crit / "plans.txt").write_text("\n".join(plans) + "\n")
+
+
+def compiled_section():
+    """What each compiled gradient keeps and its code, from the `plan` lines the gradbench
+    bench prints (saved by `run`), with the median of its `compile` benchmark."""
+    saved = target_dir() / "criterion" / "plans.txt"
+    if not saved.exists():
+        return []
+    groups = estimates()
+    lines = ["## Compiled gradients: compile time, code and memory", "",
+             "Per objective of the `gradbench` bench: the median of its `compile` benchmark",
+             "(`Recording::compile_gradient` of a fresh recording), the machine code, and the bytes a",
+             "`PreparedGradient` by `Preparation::Compile` keeps against the plain recording's.", "",
+             "| group | compile | code | kept | recording | kept ÷ recording |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for line in saved.read_text().splitlines():
+        name, *pairs = line.split()[1:]
+        v = {k: int(x) for k, x in (p.split("=") for p in pairs)}
+        compile_ns = groups.get(name, {}).get("compile")
+        mib = lambda b: f"{b / 2**20:.1f} MiB"
+        lines.append(f"| {name} | {fmt(compile_ns) if compile_ns else ''} | "
+                     f"{v['code_bytes'] / 1024:.1f} KiB | {mib(v['kept_bytes'])} | "
+                     f"{mib(v['recording_bytes'])} | {v['kept_bytes'] / v['recording_bytes']:.2f} |")
+    return lines + [""]
 
 
 def estimates():
@@ -140,6 +171,7 @@ def page(groups, command, gradbench=None):
     lines += ab_section()
     if gradbench:
         lines += gradbench_section(gradbench)
+    lines += compiled_section()
     for g in sorted(groups, key=natural):
         fns = groups[g]
         base = fns.get("f64")

@@ -6,7 +6,8 @@
 //! 14), `ode_n=1000_s=100`, `kmeans_k=100_n=1000_d=8`. Ids: `f64` (the plain function),
 //! `reverse_gradient` (`jacobian::gradient`: one recording and one sweep), `compiled_gradient` (a
 //! `PreparedGradient` by `Preparation::Compile`: the gradient compiled to machine code, where
-//! the recording compiles) and there `reevaluated_gradient` (`Preparation::Reevaluate`, the
+//! the recording compiles) and there `compile` (`Recording::compile_gradient` of a fresh
+//! recording: the compile time), `reevaluated_gradient` (`Preparation::Reevaluate`, the
 //! interpreter) and `auto_gradient` (`Preparation::Auto`, the plan's choice); with
 //! `--features peers` also `echidna_reverse` (`echidna::grad`, its Adept-style tape) and
 //! `echidna_bytecode` (`echidna::record` and one `gradient` of the bytecode tape). Every peer's gradient is checked
@@ -27,9 +28,14 @@ use criterion::{
 use workloads::gradbench::{Det, Gmm, Kmeans, Llsq, Lse, Lstm, Ode};
 use workloads::{Function, assert_close};
 
-/// Times the plain function and our reverse gradient; returns the gradient for the peers'
-/// checks.
-fn ours<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64]) -> Vec<f64> {
+/// Times the plain function and our reverse gradient (of group `name`); returns the gradient
+/// for the peers' checks.
+fn ours<F: Function>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    f: &F,
+    x: &[f64],
+) -> Vec<f64> {
     group.bench_function("f64", |b| b.iter(|| f.eval(black_box(x))));
     group.bench_function("reverse_gradient", |b| {
         b.iter(|| jacobian::gradient(f, black_box(x)).unwrap())
@@ -48,10 +54,30 @@ fn ours<F: Function>(group: &mut BenchmarkGroup<'_, WallTime>, f: &F, x: &[f64])
         return g;
     }
     assert_eq!(p.gradient(x).unwrap().1, g, "compiled = interpreted");
+    // What it keeps and its code, for the results page (`benches/results.py` reads this line).
+    let (plan, code) = (p.plan(), p.plan().compilation.as_ref().expect("compiled"));
+    eprintln!(
+        "plan {name} kept_bytes={} recording_bytes={} code_bytes={}",
+        plan.kept_bytes, plan.recording_bytes, code.code_bytes
+    );
     group.bench_function("compiled_gradient", |b| {
         b.iter(|| p.gradient(black_box(x)).unwrap())
     });
     drop(p);
+    // Compiling alone: the gradient of a fresh recording compiled (ten samples at least, each
+    // a compilation).
+    let record = || {
+        let tape = reverse::Tape::replayable();
+        let y = f.eval(&tape.vars(x))[0];
+        (tape.finish(), y)
+    };
+    group.bench_function("compile", |b| {
+        b.iter_batched(
+            record,
+            |(rec, y)| rec.compile_gradient(y).map_err(|e| e.error).unwrap(),
+            criterion::BatchSize::PerIteration,
+        )
+    });
     // Where it compiles, the interpreted re-evaluation, and what `Auto` makes of the choice
     // (its target: within 1.1× of the better of the two).
     for (id, how) in [
@@ -88,7 +114,7 @@ fn group<F: Objective>(
 ) -> Vec<f64> {
     let mut group = c.benchmark_group(name);
     group.sample_size(samples);
-    let g = ours(&mut group, f, x);
+    let g = ours(&mut group, name, f, x);
     #[cfg(feature = "peers")]
     if echidna {
         peers::echidna(&mut group, x, &g, f);
