@@ -86,6 +86,7 @@ mod build;
 mod cells;
 mod dots;
 mod emit;
+mod flags;
 mod gradient;
 mod guards;
 mod ir;

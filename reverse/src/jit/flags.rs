@@ -1,0 +1,202 @@
+//! What a compiled gradient's code must keep in memory, and what it may leave in registers:
+//! the flags of each node's value and adjoint, the sums its loops add up as they go, and the
+//! dot products it reads as slices.
+
+use super::shape::{self, Forward, Node, Region};
+use crate::storage::TapeData;
+use crate::storage::program::Program;
+
+/// For the gradient of node `y`: which values must be in memory (`keep`: read through memory,
+/// by a call or by a guard, and `y`'s), and which adjoints may receive a term through memory
+/// (`outside`: added to by another turn or region or by a call, the inputs and `y`).
+pub(super) fn gradient_flags(
+    d: &TapeData<f64>,
+    p: &Program<f64>,
+    nodes: &[Node],
+    regions: &[Region],
+    y: u32,
+) -> (Vec<bool>, Vec<bool>) {
+    use crate::storage::guard::Kind;
+    use crate::storage::program::CONST;
+    use shape::{Points, Reverse};
+    let n = nodes.len();
+    let (mut keep, mut outside) = (vec![false; n], vec![false; n]);
+    let mark = |flags: &mut Vec<bool>, r: u32| {
+        if r & CONST == 0 && (r as usize) < n {
+            flags[r as usize] = true;
+        }
+    };
+    mark(&mut keep, y);
+    mark(&mut outside, y);
+    for (i, nd) in nodes.iter().enumerate() {
+        match nd.forward {
+            // An input's adjoint is the gradient; a folded sum's is read by its loop.
+            Forward::Input | Forward::Folded => outside[i] = true,
+            // A call reads its operands from memory.
+            Forward::Call { op, form, param } => {
+                if form == crate::storage::program::Form::Many {
+                    let [a, _] = p.operands[i];
+                    for &r in &p.args[a as usize..(a + param) as usize] {
+                        mark(&mut keep, r);
+                    }
+                } else {
+                    let [a, b] = p.operands[i];
+                    mark(&mut keep, a);
+                    if op != crate::storage::op_code::OpCode::Powi {
+                        mark(&mut keep, b);
+                    }
+                }
+            }
+            Forward::Inline(_) => {}
+        }
+        // A call's sweep adds through memory.
+        if let Reverse::Call { unit, count } = nd.reverse {
+            let lo = nd.at(shape::LO) as usize;
+            let edges = lo..lo + count as usize;
+            let reached = if unit {
+                &d.units()[edges]
+            } else {
+                &d.parents()[edges]
+            };
+            for &q in reached {
+                mark(&mut outside, q & !crate::storage::NEG);
+            }
+        }
+    }
+    for g in &p.guards {
+        match g.kind {
+            Kind::Compare { a, b, .. } => {
+                mark(&mut keep, a);
+                mark(&mut keep, b);
+            }
+            Kind::Test { a, .. } => mark(&mut keep, a),
+            Kind::Piece { node } => {
+                let [a, b] = p.operands[node as usize];
+                mark(&mut keep, node);
+                mark(&mut keep, a);
+                mark(&mut keep, b);
+            }
+        }
+    }
+    // What the compiled code reads from memory, turn by turn.
+    for r in regions {
+        let carry =
+            (0..r.period).all(|j| !matches!(nodes[r.start + j].reverse, Reverse::Call { .. }));
+        for j in 0..r.period {
+            let nd = &nodes[r.start + j];
+            let memory = |x: usize| !matches!(r.points(nodes, j, x, n), Some(Points::Turn(_)));
+            let operands: Vec<usize> = nd
+                .operands()
+                .iter()
+                .copied()
+                .filter(|&x| memory(x))
+                .collect();
+            let parents: Vec<usize> = nd.parents().filter(|&x| !carry || memory(x)).collect();
+            for k in 0..r.turns as i64 {
+                let at = |x: usize| nd.at(x) + k * r.step[j][x];
+                for &x in &operands {
+                    if (at(x) as usize) < n {
+                        keep[at(x) as usize] = true;
+                    }
+                }
+                for &x in &parents {
+                    outside[at(x) as usize] = true;
+                }
+            }
+        }
+    }
+    (keep, outside)
+}
+
+/// Folds into their loops the sums of one body node over every turn (see `Region::fold`):
+/// where a loop of the top level (not in a loop of loops) has a body node read only by one
+/// sum node, itself a region of its own, whose operands are exactly that node's values turn by
+/// turn, and none of them is the output `y` (whose seed is another term).
+pub(super) fn fold_sums(
+    d: &TapeData<f64>,
+    p: &Program<f64>,
+    nodes: &mut [Node],
+    nests: &mut [shape::Nest],
+    y: u32,
+) {
+    use crate::storage::program::CONST;
+    let n = nodes.len();
+    // Each node's only reader (NONE: none, or several).
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    let mut reader = vec![NONE; n];
+    let (parent, unit) = (d.parents(), d.units());
+    for (v, edges) in d.walk_back(n) {
+        let read = match edges {
+            crate::storage::Edges::Weighted(lo, hi) => &parent[lo..hi],
+            crate::storage::Edges::Unit(lo, hi) => &unit[lo..hi],
+        };
+        for &u in read {
+            let r = &mut reader[(u & !crate::storage::NEG) as usize];
+            *r = if *r == NONE { v as u32 } else { MANY };
+        }
+    }
+    // Nodes that are regions of their own at the top level.
+    let mut alone = vec![false; n];
+    for nest in nests.iter() {
+        if let [r] = &nest.regions[..]
+            && nest.turns == 1
+            && r.turns == 1
+        {
+            alone[r.start] = true;
+        }
+    }
+    for nest in nests.iter_mut().filter(|nest| nest.turns == 1) {
+        let [r] = &mut nest.regions[..] else { continue };
+        if r.turns < 2 {
+            continue;
+        }
+        let found = (0..r.period).find_map(|j| {
+            let sum = reader[r.start + j];
+            let ok = (sum as usize) < n
+                && alone[sum as usize]
+                && sum as usize >= r.nodes().end
+                && matches!(nodes[sum as usize].forward,
+                    Forward::Call { op: crate::storage::op_code::OpCode::Sum, param, .. }
+                        if param as usize == r.turns)
+                && (0..r.turns).all(|k| {
+                    let t = r.start + k * r.period + j;
+                    reader[t] == sum && t != y as usize
+                })
+                && {
+                    let [a, len] = p.operands[sum as usize];
+                    let args = &p.args[a as usize..(a + len) as usize];
+                    args.iter()
+                        .enumerate()
+                        .all(|(k, &x)| x & CONST == 0 && x as usize == r.start + k * r.period + j)
+                };
+            ok.then_some((j, sum as usize))
+        });
+        if let Some((j, sum)) = found {
+            r.fold = Some((j, sum));
+            nodes[sum].forward = Forward::Folded;
+            nodes[sum].reverse = shape::Reverse::Unit(0, 0);
+        }
+    }
+}
+
+/// Per node, whether it is a dot product whose pairs' operands are consecutive on each side
+/// (`a + j` and `b + j` in pair j): its call reads them as two slices.
+pub(super) fn dot_runs(p: &Program<f64>, nodes: &[Node]) -> Vec<bool> {
+    let runs = |args: &[u32]| {
+        let (a, b) = (args[0], args[1]);
+        (0u32..)
+            .zip(args.chunks_exact(2))
+            .all(|(j, q)| q[0] == a.wrapping_add(j) && q[1] == b.wrapping_add(j))
+    };
+    let dot = crate::storage::op_code::OpCode::Dot;
+    (0..nodes.len())
+        .map(|i| match nodes[i].forward {
+            Forward::Call { op, param, .. } if op == dot && param >= 2 => {
+                let a = p.operands[i][0] as usize;
+                runs(&p.args[a..a + param as usize])
+            }
+            _ => false,
+        })
+        .collect()
+}
