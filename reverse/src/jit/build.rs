@@ -10,7 +10,7 @@ use super::layout::{self, Edges};
 use super::machine;
 use super::pass;
 use super::report::{CodeStats, CompileError};
-use super::shape::{self, Forward, Index, Node, Region};
+use super::shape::{self, Forward, Index, Nodes, Region};
 use crate::storage::TapeData;
 use crate::storage::program::{Native, Program};
 use core::time::Duration;
@@ -23,8 +23,8 @@ const FUNCTION: usize = 16_384;
 /// of machine code.
 pub const MOST_INSTRUCTIONS: usize = 1 << 18;
 
-/// The most nodes of a recording the compiler takes: its analysis keeps about 100 bytes per
-/// node while it runs.
+/// The most nodes of a recording the compiler takes: its analysis keeps about 40 bytes per
+/// node while it runs (each node's kind and indices, and a few flags).
 pub const MOST_NODES: usize = 1 << 23;
 
 /// The most adjoints per node of a compiled vector sweep ([`Recording::compile_lanes`]).
@@ -71,8 +71,8 @@ pub(super) fn build(
     }
     // What the code reads: the constants after the nodes, the n-ary operands.
     p.operands()?;
-    let (nodes, kinds) = shape::nodes(d, p);
-    let regions = shape::regions(&nodes, &kinds);
+    let nodes = shape::nodes(d, p);
+    let regions = shape::regions(&nodes);
     let n = nodes.len();
     let mut lens = machine::Lens {
         nodes: n,
@@ -83,7 +83,7 @@ pub(super) fn build(
         args: p.args.len(),
         rules: p.rules.len(),
         guards: p.guards.len(),
-        calls: calls(&kinds),
+        calls: calls(&nodes),
         lanes,
     };
     for r in &regions {
@@ -91,8 +91,7 @@ pub(super) fn build(
             .map_err(|m| CompileError::Backend(format!("internal error, nothing compiled: {m}")))?;
     }
     // Loops of loops: the code is that of the nests; a gradient folds its loops' sums.
-    let mut nests = shape::nest(&nodes, &kinds, &regions);
-    drop(kinds);
+    let mut nests = shape::nest(&nodes, &regions);
     let mut nodes = nodes;
     if let Some(y) = y {
         fold_sums(d, p, &mut nodes, &mut nests, y);
@@ -296,14 +295,14 @@ pub(super) fn build(
 
 /// Whether region `r` holds inputs only, for which neither pass has anything to do (the
 /// inputs' values are written before the code runs; they have no edges).
-fn inputs_only(nodes: &[Node], r: &Region) -> bool {
-    (0..r.period).all(|j| nodes[r.start + j].forward == Forward::Input)
+fn inputs_only(nodes: &Nodes, r: &Region) -> bool {
+    (0..r.period).all(|j| nodes.get(r.start + j).forward == Forward::Input)
 }
 
 /// The rules evaluated by a call, each once: the table the calls index.
-fn calls(kinds: &shape::Kinds) -> Vec<Forward> {
+fn calls(nodes: &Nodes) -> Vec<Forward> {
     let mut out: Vec<Forward> = Vec::new();
-    for &(forward, _) in &kinds.distinct {
+    for &(forward, _) in nodes.distinct() {
         if matches!(forward, Forward::Call { .. }) && !out.contains(&forward) {
             out.push(forward);
         }
@@ -314,11 +313,11 @@ fn calls(kinds: &shape::Kinds) -> Vec<Forward> {
 /// Checks that every index region `r`'s code computes lies within the arrays of `lens`: the
 /// invariant of the machine code, which reads and writes without bounds checks. The indices
 /// are linear in the turn, so the first and the last turn bound them.
-fn in_bounds(nodes: &[Node], r: &Region, l: &machine::Lens) -> Result<(), String> {
+fn in_bounds(nodes: &Nodes, r: &Region, l: &machine::Lens) -> Result<(), String> {
     use shape::{E, LO, Reverse};
     let last = r.turns as i64 - 1;
     for j in 0..r.period {
-        let nd = &nodes[r.start + j];
+        let nd = nodes.get(r.start + j);
         let step: &Index = &r.step[j];
         let within = |x: usize, extra: i64, len: usize| {
             [nd.at(x), nd.at(x) + last * step[x]]

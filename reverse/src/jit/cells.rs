@@ -1,6 +1,6 @@
 //! The adjoint cells a loop carries in registers (see [`Cells`]).
 
-use super::shape::{Node, Points, Region, Reverse};
+use super::shape::{Nodes, Points, Region, Reverse};
 
 /// The adjoints before a loop that its turns add to (through memory, as `Points::Memory`
 /// parents): grouped in *classes*, each edge's cell `first + k · step` in turn `k`, summed in a
@@ -24,7 +24,7 @@ pub(super) struct Cells {
 impl Cells {
     /// The cells of region `r`, if every memory parent of its body is before the region, no
     /// call sweeps in it, and classes of different chains never reach one cell.
-    pub fn of(nodes: &[Node], n: usize, r: &Region) -> Option<Cells> {
+    pub fn of(nodes: &Nodes, n: usize, r: &Region) -> Option<Cells> {
         let (s, last) = (r.start as i64, r.turns as i64 - 1);
         let mut c = Cells {
             step: Vec::new(),
@@ -35,7 +35,7 @@ impl Cells {
             of: Default::default(),
         };
         for j in 0..r.period {
-            let nd = &nodes[r.start + j];
+            let nd = nodes.get(r.start + j);
             if matches!(nd.reverse, Reverse::Call { .. }) {
                 return None;
             }

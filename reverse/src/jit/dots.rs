@@ -5,7 +5,7 @@
 //! operands: see [`partials`]).
 
 use super::ir::{Turn, load, read, store};
-use super::shape::{A, Node, Region};
+use super::shape::{A, Nodes, Region};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
@@ -23,13 +23,13 @@ pub(super) const INLINE_PAIRS: u32 = 16;
 /// the `values` values, the `n` nodes first. The code reads them from memory (a gradient keeps
 /// the operands of its calls); the sweep adds their terms there, in the interpreter's order.
 pub(super) fn line(
-    nodes: &[Node],
+    nodes: &Nodes,
     r: &Region,
     j: usize,
     param: i64,
     (n, values, args): (usize, usize, &[u32]),
 ) -> Option<Vec<Arg>> {
-    let nd = &nodes[r.start + j];
+    let nd = nodes.get(r.start + j);
     let (a, sa, oa) = (nd.at(A), r.step[j][A], r.outer_step(j, A));
     let outers = r.outer.as_ref().map_or(1, |o| o.turns) as i64;
     let (n, values) = (n as i64, values as i64);

@@ -17,7 +17,7 @@ use super::ir::{
     ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, read, store, turns,
 };
 use super::machine::{NO_PARTIALS, RUNS};
-use super::shape::{A, B, E, Forward, Index, Node, Points, Region, Reverse};
+use super::shape::{A, B, E, Forward, Index, Node, Nodes, Points, Region, Reverse};
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::Form;
@@ -30,7 +30,7 @@ use rustc_hash::FxHashMap as HashMap;
 /// What the code of one function reads: the frame, its four arrays, the recording's constants
 /// and n-ary operands, and the calls.
 pub(super) struct Env<'a> {
-    pub nodes: &'a [Node],
+    pub nodes: &'a Nodes,
     /// The number of nodes (the constants follow them in the values).
     pub n: usize,
     /// The values when compiled: the constants (after the nodes) are the recording's, fixed.
@@ -144,7 +144,7 @@ fn forward_turn(b: &mut FunctionBuilder, env: &Env, r: &Region, k: Turn) {
 /// multiplication by it needs no test for `0 · ∞`). Loaded, not an immediate: an `f64`
 /// immediate takes two instructions where a load folds into the arithmetic that reads it.
 fn constant(env: &Env, r: &Region, j: usize, x: usize) -> Option<f64> {
-    let first = env.nodes[r.start + j].at(x);
+    let first = env.nodes.get(r.start + j).at(x);
     let (step, outer) = (r.step[j][x], r.outer_step(j, x));
     let outers = r.outer.as_ref().map_or(1, |o| o.turns) as i64;
     let n = env.n as i64;
@@ -286,7 +286,7 @@ pub(super) fn turn_values(
     let full = matches!(env.mode, Mode::Full);
     for j in 0..r.period {
         let node = r.start + j;
-        let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
+        let (nd, step): (&Node, &Index) = (&env.nodes.get(node), &r.step[j]);
         let at = |x: usize| (nd.at(x), (step[x], r.outer_step(j, x)));
         let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
         let operand = |b: &mut FunctionBuilder, x: usize| {
@@ -406,8 +406,8 @@ pub(super) fn turn_values(
 /// more edges than are swept inline), body node `j` of `r`: its sweep reads them from the
 /// values of its operands, which the call kept (one store and one load fewer per edge); and
 /// whether its sides are runs of values in every turn.
-pub(super) fn pairs(mode: Mode, nodes: &[Node], r: &Region, j: usize) -> Option<(u32, bool)> {
-    let nd = &nodes[r.start + j];
+pub(super) fn pairs(mode: Mode, nodes: &Nodes, r: &Region, j: usize) -> Option<(u32, bool)> {
+    let nd = nodes.get(r.start + j);
     match (mode, nd.forward, nd.reverse) {
         (
             Mode::Gradient { runs, .. },
@@ -437,12 +437,12 @@ pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<dots::Arg>
 pub(super) fn short_dot(
     mode: Mode,
     lanes: usize,
-    nodes: &[Node],
+    nodes: &Nodes,
     arrays: (usize, usize, &[u32]),
     r: &Region,
     j: usize,
 ) -> Option<Vec<dots::Arg>> {
-    let nd = &nodes[r.start + j];
+    let nd = nodes.get(r.start + j);
     let param = match (mode, nd.forward) {
         (
             Mode::Gradient { .. },
@@ -467,7 +467,7 @@ pub(super) fn short_dot(
 
 /// The nodes of region `r` (over every turn of the loop around it) that are dot products read
 /// as slices.
-pub(super) fn sliced(mode: Mode, nodes: &[Node], r: &Region) -> usize {
+pub(super) fn sliced(mode: Mode, nodes: &Nodes, r: &Region) -> usize {
     let turns = r.turns * r.outer.as_ref().map_or(1, |o| o.turns);
     (0..r.period)
         .filter(|&j| matches!(pairs(mode, nodes, r, j), Some((_, true))))
@@ -478,10 +478,10 @@ pub(super) fn sliced(mode: Mode, nodes: &[Node], r: &Region) -> usize {
 /// A rough count of the instructions of a region's two passes, to cut the code into
 /// functions of a bounded size (the register allocator's time grows faster than linearly with
 /// a function's size).
-pub(super) fn size(nodes: &[Node], r: &Region) -> usize {
+pub(super) fn size(nodes: &Nodes, r: &Region) -> usize {
     let body: usize = (0..r.period)
         .map(|j| {
-            let nd = &nodes[r.start + j];
+            let nd = nodes.get(r.start + j);
             let edges = match (nd.reverse, nd.forward) {
                 (Reverse::Weighted(c) | Reverse::Unit(c, _), _) => c as usize,
                 // (A short dot product may be computed and swept inline.)

@@ -2,7 +2,8 @@
 //! the flags of each node's value and adjoint, the sums its loops add up as they go, and the
 //! dot products it reads as slices.
 
-use super::shape::{self, Forward, Node, Region};
+use super::pages;
+use super::shape::{self, Forward, Nodes, Region};
 use crate::storage::TapeData;
 use crate::storage::program::Program;
 
@@ -12,7 +13,7 @@ use crate::storage::program::Program;
 pub(super) fn gradient_flags(
     d: &TapeData<f64>,
     p: &Program<f64>,
-    nodes: &[Node],
+    nodes: &Nodes,
     regions: &[Region],
     y: u32,
 ) -> (Vec<bool>, Vec<bool>) {
@@ -20,7 +21,7 @@ pub(super) fn gradient_flags(
     use crate::storage::program::CONST;
     use shape::{Points, Reverse};
     let n = nodes.len();
-    let (mut keep, mut outside) = (vec![false; n], vec![false; n]);
+    let (mut keep, mut outside) = (pages::filled(n, false), pages::filled(n, false));
     let mark = |flags: &mut Vec<bool>, r: u32| {
         if r & CONST == 0 && (r as usize) < n {
             flags[r as usize] = true;
@@ -28,7 +29,8 @@ pub(super) fn gradient_flags(
     };
     mark(&mut keep, y);
     mark(&mut outside, y);
-    for (i, nd) in nodes.iter().enumerate() {
+    for i in 0..n {
+        let nd = nodes.get(i);
         match nd.forward {
             // An input's adjoint is the gradient; a folded sum's is read by its loop.
             Forward::Input | Forward::Folded => outside[i] = true,
@@ -81,9 +83,9 @@ pub(super) fn gradient_flags(
     // What the compiled code reads from memory, turn by turn.
     for r in regions {
         let carry =
-            (0..r.period).all(|j| !matches!(nodes[r.start + j].reverse, Reverse::Call { .. }));
+            (0..r.period).all(|j| !matches!(nodes.get(r.start + j).reverse, Reverse::Call { .. }));
         for j in 0..r.period {
-            let nd = &nodes[r.start + j];
+            let nd = nodes.get(r.start + j);
             let memory = |x: usize| !matches!(r.points(nodes, j, x, n), Some(Points::Turn(_)));
             let operands: Vec<usize> = nd
                 .operands()
@@ -115,7 +117,7 @@ pub(super) fn gradient_flags(
 pub(super) fn fold_sums(
     d: &TapeData<f64>,
     p: &Program<f64>,
-    nodes: &mut [Node],
+    nodes: &mut Nodes,
     nests: &mut [shape::Nest],
     y: u32,
 ) {
@@ -124,7 +126,7 @@ pub(super) fn fold_sums(
     // Each node's only reader (NONE: none, or several).
     const NONE: u32 = u32::MAX;
     const MANY: u32 = u32::MAX - 1;
-    let mut reader = vec![NONE; n];
+    let mut reader = pages::filled(n, NONE);
     let (parent, unit) = (d.parents(), d.units());
     for (v, edges) in d.walk_back(n) {
         let read = match edges {
@@ -137,7 +139,7 @@ pub(super) fn fold_sums(
         }
     }
     // Nodes that are regions of their own at the top level.
-    let mut alone = vec![false; n];
+    let mut alone = pages::filled(n, false);
     for nest in nests.iter() {
         if let [r] = &nest.regions[..]
             && nest.turns == 1
@@ -156,7 +158,7 @@ pub(super) fn fold_sums(
             let ok = (sum as usize) < n
                 && alone[sum as usize]
                 && sum as usize >= r.nodes().end
-                && matches!(nodes[sum as usize].forward,
+                && matches!(nodes.get(sum as usize).forward,
                     Forward::Call { op: crate::storage::op_code::OpCode::Sum, param, .. }
                         if param as usize == r.turns)
                 && (0..r.turns).all(|k| {
@@ -174,15 +176,14 @@ pub(super) fn fold_sums(
         });
         if let Some((j, sum)) = found {
             r.fold = Some((j, sum));
-            nodes[sum].forward = Forward::Folded;
-            nodes[sum].reverse = shape::Reverse::Unit(0, 0);
+            nodes.set_kind(sum, (Forward::Folded, shape::Reverse::Unit(0, 0)));
         }
     }
 }
 
 /// Per node, whether it is a dot product whose pairs' operands are consecutive on each side
 /// (`a + j` and `b + j` in pair j): its call reads them as two slices.
-pub(super) fn dot_runs(p: &Program<f64>, nodes: &[Node]) -> Vec<bool> {
+pub(super) fn dot_runs(p: &Program<f64>, nodes: &Nodes) -> Vec<bool> {
     let runs = |args: &[u32]| {
         let (a, b) = (args[0], args[1]);
         (0u32..)
@@ -191,7 +192,7 @@ pub(super) fn dot_runs(p: &Program<f64>, nodes: &[Node]) -> Vec<bool> {
     };
     let dot = crate::storage::op_code::OpCode::Dot;
     (0..nodes.len())
-        .map(|i| match nodes[i].forward {
+        .map(|i| match nodes.get(i).forward {
             Forward::Call { op, param, .. } if op == dot && param >= 2 => {
                 let a = p.operands[i][0] as usize;
                 runs(&p.args[a..a + param as usize])

@@ -11,7 +11,7 @@
 
 use super::emit::{Mode, pairs, short_dot};
 use super::machine::Lens;
-use super::shape::{E, Forward, LO, Nest, Node, Reverse};
+use super::shape::{E, Forward, LO, Nest, Nodes, Reverse};
 use crate::storage::TapeData;
 
 /// The arrays of edges a compiled gradient keeps: partials and parents share one index (a
@@ -30,7 +30,7 @@ pub(super) struct Edges {
 pub(super) fn edges(
     d: &TapeData<f64>,
     mode: Mode,
-    nodes: &mut [Node],
+    nodes: &mut Nodes,
     nests: &mut [Nest],
     (values, args): (usize, &[u32]),
     lens: &mut Lens,
@@ -42,7 +42,7 @@ pub(super) fn edges(
     let kept: Vec<Keep> = bodies()
         .flat_map(|r| (0..r.period).map(move |j| (r, j)))
         .map(|(r, j)| {
-            let nd = &nodes[r.start + j];
+            let nd = nodes.get(r.start + j);
             let short = short_dot(mode, 1, nodes, (n, values, args), r, j).is_some();
             let (count, unit) = match nd.reverse {
                 Reverse::Weighted(c) => (c as usize, false),
@@ -164,7 +164,7 @@ pub(super) fn edges(
     for r in nests.iter_mut().flat_map(|nest| &mut nest.regions) {
         for j in 0..r.period {
             let (first, step, outer) = lines[b + j];
-            nodes[r.start + j].set_edges(first as u32);
+            nodes.set_edges(r.start + j, first as u32);
             (r.step[j][E], r.step[j][LO]) = (step, step);
             if let Some(o) = r.outer.as_mut() {
                 (o.step[j][E], o.step[j][LO]) = (outer, outer);

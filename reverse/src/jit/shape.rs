@@ -14,6 +14,7 @@
 //! that lies in an earlier turn or before the loop in every turn is read from memory. A stretch
 //! whose indices mix the two is not taken as a loop.
 
+use super::pages;
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::{Form, Program};
@@ -68,7 +69,8 @@ pub(super) const LO: usize = 3;
 pub(super) const PARENT: usize = 4;
 pub(super) type Index = [i64; PARENT + MAX_EDGES];
 
-/// One node: its kind (which two nodes of one body share) and its indices.
+/// One node: its kind (which two nodes of one body share) and its indices, as
+/// [`Nodes::get`] reads them.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Node {
     pub forward: Forward,
@@ -81,11 +83,6 @@ impl Node {
     /// Index `x` of [`Index`].
     pub fn at(&self, x: usize) -> i64 {
         self.at[x] as i64
-    }
-
-    /// Points its first partial and its first edge at `lo` (see [`layout`](super::layout)).
-    pub fn set_edges(&mut self, lo: u32) {
-        (self.at[E], self.at[LO]) = (lo, lo);
     }
 
     /// Which of its operand indices the compiled code reads (a call reads its own).
@@ -107,110 +104,162 @@ impl Node {
     }
 }
 
-/// Each node's kind as a small number, and the kinds in the order they first appear: loops
-/// are found by comparing these, not the nodes, and the calls listed from them.
-pub(super) struct Kinds {
-    pub of: Vec<u32>,
-    pub distinct: Vec<(Forward, Reverse)>,
+/// The nodes of a recording as the compiler reads them: each node's kind (an index into the
+/// distinct kinds: loops are found by comparing these) and its indices, its first partial
+/// and its first edge being one. That is 32 bytes a node, not a whole [`Node`]: the analysis
+/// touches every node of recordings of millions, and each page of the memory it allocates
+/// faults as it is first written.
+pub(super) struct Nodes {
+    /// Each node's kind, an index into `distinct`.
+    kinds: Vec<u32>,
+    /// The kinds in the order they first appear.
+    distinct: Vec<(Forward, Reverse)>,
+    /// Per node: `a`, `b`, its first edge, and the nodes its edges reach.
+    at: Vec<[u32; PARENT + MAX_EDGES - 1]>,
 }
 
-/// The nodes of `d`, whose program is `p` (prepared: the constants follow the nodes), and
-/// their kinds.
-pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> (Vec<Node>, Kinds) {
+/// Where [`Nodes`] keeps index `x` of [`Index`] (`E` and `LO` are one).
+const fn kept(x: usize) -> usize {
+    if x > E { x - 1 } else { x }
+}
+
+impl Nodes {
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Node `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Node {
+        let (forward, reverse) = self.distinct[self.kinds[i] as usize];
+        let at = core::array::from_fn(|x| self.at[i][kept(x)]);
+        Node {
+            forward,
+            reverse,
+            at,
+        }
+    }
+
+    /// Each node's kind.
+    pub fn kinds(&self) -> &[u32] {
+        &self.kinds
+    }
+
+    /// The kinds, in the order they first appear.
+    pub fn distinct(&self) -> &[(Forward, Reverse)] {
+        &self.distinct
+    }
+
+    /// Makes node `i` of kind `(forward, reverse)`.
+    pub fn set_kind(&mut self, i: usize, kind: (Forward, Reverse)) {
+        let id = match self.distinct.iter().position(|&k| k == kind) {
+            Some(id) => id,
+            None => {
+                self.distinct.push(kind);
+                self.distinct.len() - 1
+            }
+        };
+        self.kinds[i] = id as u32;
+    }
+
+    /// Points node `i`'s first partial and its first edge at `lo` (see
+    /// [`layout`](super::layout)).
+    pub fn set_edges(&mut self, i: usize, lo: u32) {
+        self.at[i][kept(E)] = lo;
+    }
+}
+
+/// The nodes of `d`, whose program is `p` (prepared: the constants follow the nodes).
+pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Nodes {
     let n = d.len();
-    let mut kinds = Kinds {
-        of: Vec::with_capacity(n),
-        distinct: Vec::new(),
-    };
+    let mut kinds = pages::with_capacity(n);
+    let mut distinct = Vec::new();
     let mut ids: HashMap<(Forward, Reverse), u32> = HashMap::default();
     // Where each node's edges end (they start where `starts` says).
-    let mut ends = vec![0u32; n];
+    let mut ends = pages::filled(n, 0u32);
     for (i, e) in d.walk_back(n) {
         ends[i] = match e {
             Edges::Weighted(_, hi) | Edges::Unit(_, hi) => hi as u32,
         };
     }
     let (parent, unit) = (d.parents(), d.units());
-    let nodes = (0..n)
-        .map(|i| {
-            let (op, form) = (p.ops[i], p.forms[i]);
-            let (a, b) = p.slots(i, n);
-            let mut at = [0u32; PARENT + MAX_EDGES];
-            let start = d.starts()[i];
-            (at[A], at[B], at[E]) = (a, b, start & !crate::storage::UNIT);
-            let forward = match Kernel::of(op, form) {
-                Kernel::Input => Forward::Input,
-                k @ (Kernel::Add
-                | Kernel::Sub
-                | Kernel::AddSame
-                | Kernel::SubSame
-                | Kernel::Neg
-                | Kernel::MulFirst
-                | Kernel::MulSecond
-                | Kernel::MulSame
-                | Kernel::MulBoth
-                | Kernel::DivFirst
-                | Kernel::DivSecond
-                | Kernel::DivBoth) => Forward::Inline(k),
-                _ => {
-                    // A count of operands or an exponent is part of the kind, not an index.
-                    let param = if form == Form::Many || op == OpCode::Powi {
-                        at[B] = 0;
-                        b
-                    } else {
-                        0
-                    };
-                    Forward::Call { op, form, param }
-                }
-            };
-            let (lo, hi) = (at[E] as usize, ends[i] as usize);
-            let is_unit = start & crate::storage::UNIT != 0;
-            at[LO] = lo as u32;
-            let count = hi - lo;
-            // The winner of `max` and `min` may change from turn to turn of a loop: one kind
-            // for both, whose call reads the node's form and whose edge the sweep's call
-            // finds.
-            let winner = matches!(op, OpCode::Max | OpCode::Min)
-                && matches!(form, Form::First | Form::Second);
-            let forward = match forward {
-                Forward::Call { op, param, .. } if winner => Forward::Call {
-                    op,
-                    form: Form::First,
-                    param,
-                },
-                other => other,
-            };
-            let reverse = if count > MAX_EDGES || winner {
-                Reverse::Call {
-                    unit: is_unit,
-                    count: count as u32,
-                }
-            } else if is_unit {
-                let mut neg = 0u8;
-                for (k, &q) in unit[lo..hi].iter().enumerate() {
-                    at[PARENT + k] = q & !NEG;
-                    neg |= u8::from(q & NEG != 0) << k;
-                }
-                Reverse::Unit(count as u8, neg)
-            } else {
-                for (k, &q) in parent[lo..hi].iter().enumerate() {
-                    at[PARENT + k] = q;
-                }
-                Reverse::Weighted(count as u8)
-            };
-            let id = *ids.entry((forward, reverse)).or_insert_with(|| {
-                kinds.distinct.push((forward, reverse));
-                kinds.distinct.len() as u32 - 1
-            });
-            kinds.of.push(id);
-            Node {
-                forward,
-                reverse,
-                at,
+    let mut at = pages::with_capacity(n);
+    at.extend((0..n).map(|i| {
+        let (op, form) = (p.ops[i], p.forms[i]);
+        let (a, mut b) = p.slots(i, n);
+        let start = d.starts()[i];
+        let lo = start & !crate::storage::UNIT;
+        let forward = match Kernel::of(op, form) {
+            Kernel::Input => Forward::Input,
+            k @ (Kernel::Add
+            | Kernel::Sub
+            | Kernel::AddSame
+            | Kernel::SubSame
+            | Kernel::Neg
+            | Kernel::MulFirst
+            | Kernel::MulSecond
+            | Kernel::MulSame
+            | Kernel::MulBoth
+            | Kernel::DivFirst
+            | Kernel::DivSecond
+            | Kernel::DivBoth) => Forward::Inline(k),
+            _ => {
+                // A count of operands or an exponent is part of the kind, not an index.
+                let param = if form == Form::Many || op == OpCode::Powi {
+                    core::mem::replace(&mut b, 0)
+                } else {
+                    0
+                };
+                Forward::Call { op, form, param }
             }
-        })
-        .collect();
-    (nodes, kinds)
+        };
+        let is_unit = start & crate::storage::UNIT != 0;
+        let count = (ends[i] - lo) as usize;
+        // The winner of `max` and `min` may change from turn to turn of a loop: one kind
+        // for both, whose call reads the node's form and whose edge the sweep's call
+        // finds.
+        let winner =
+            matches!(op, OpCode::Max | OpCode::Min) && matches!(form, Form::First | Form::Second);
+        let forward = match forward {
+            Forward::Call { op, param, .. } if winner => Forward::Call {
+                op,
+                form: Form::First,
+                param,
+            },
+            other => other,
+        };
+        let mut at = [0; PARENT + MAX_EDGES - 1];
+        (at[A], at[B], at[E]) = (a, b, lo);
+        let first = kept(PARENT);
+        let edges = lo as usize..lo as usize + count;
+        let reverse = if count > MAX_EDGES || winner {
+            Reverse::Call {
+                unit: is_unit,
+                count: count as u32,
+            }
+        } else if is_unit {
+            let mut neg = 0u8;
+            for (k, &q) in unit[edges].iter().enumerate() {
+                at[first + k] = q & !NEG;
+                neg |= u8::from(q & NEG != 0) << k;
+            }
+            Reverse::Unit(count as u8, neg)
+        } else {
+            at[first..first + count].copy_from_slice(&parent[edges]);
+            Reverse::Weighted(count as u8)
+        };
+        let id = *ids.entry((forward, reverse)).or_insert_with(|| {
+            distinct.push((forward, reverse));
+            distinct.len() as u32 - 1
+        });
+        kinds.push(id);
+        at
+    }));
+    Nodes {
+        kinds,
+        distinct,
+        at,
+    }
 }
 
 /// Where an index of a body node points, in every turn of its loop.
@@ -268,9 +317,9 @@ impl Region {
     /// Where index `x` of body node `j` points (`None`: in some turns into the turn, in
     /// others not, which the compiled code cannot follow). `n`: the number of nodes (the
     /// constants follow them).
-    pub fn points(&self, nodes: &[Node], j: usize, x: usize, n: usize) -> Option<Points> {
+    pub fn points(&self, nodes: &Nodes, j: usize, x: usize, n: usize) -> Option<Points> {
         let (s, p, last) = (self.start as i64, self.period as i64, self.turns as i64 - 1);
-        let (first, step) = (nodes[self.start + j].at(x), self.step[j][x]);
+        let (first, step) = (nodes.get(self.start + j).at(x), self.step[j][x]);
         let end = first + last * step;
         if first >= n as i64 && end >= n as i64 {
             return Some(Points::Memory); // a constant in every turn
@@ -284,35 +333,35 @@ impl Region {
 }
 
 /// The recording cut into regions: loops where it repeats a body, single nodes elsewhere.
-pub(super) fn regions(nodes: &[Node], kinds: &Kinds) -> Vec<Region> {
+pub(super) fn regions(nodes: &Nodes) -> Vec<Region> {
     let n = nodes.len();
     // The next node of the same kind, for the candidate periods.
-    let mut next = vec![usize::MAX; n];
-    let mut seen = vec![usize::MAX; kinds.distinct.len()];
-    for i in (0..n).rev() {
-        let k = kinds.of[i] as usize;
-        next[i] = seen[k];
-        seen[k] = i;
+    const NONE: u32 = u32::MAX;
+    let mut next = pages::filled(n, NONE);
+    let mut seen = vec![NONE; nodes.distinct().len()];
+    for (i, &k) in nodes.kinds().iter().enumerate().rev() {
+        next[i] = seen[k as usize];
+        seen[k as usize] = i as u32;
     }
     let mut out = Vec::new();
     let mut s = 0;
     while s < n {
         let mut best: Option<Region> = None;
-        let (mut j, mut tried) = (next[s], 0);
-        while j != usize::MAX && j - s <= LONGEST_BODY && tried < CANDIDATES {
+        let (mut j, mut tried) = (next[s] as usize, 0);
+        while j != NONE as usize && j - s <= LONGEST_BODY && tried < CANDIDATES {
             tried += 1;
             // A multiple of a period found repeats within that loop's stretch: skipped (it
             // would cover no more, and checking it costs a pass over the stretch).
             let multiple = best.as_ref().is_some_and(|b| (j - s) % b.period == 0);
             if !multiple
-                && let Some(r) = repeats(nodes, &kinds.of, s, j - s)
+                && let Some(r) = repeats(nodes, s, j - s)
                 && best
                     .as_ref()
                     .is_none_or(|b| r.turns * r.period > b.turns * b.period)
             {
                 best = Some(r);
             }
-            j = next[j];
+            j = next[j] as usize;
         }
         let r = best.unwrap_or_else(|| Region {
             start: s,
@@ -331,8 +380,8 @@ pub(super) fn regions(nodes: &[Node], kinds: &Kinds) -> Vec<Region> {
 /// The loop of body length `p` from node `s`, if the recording repeats that body at least
 /// [`FEWEST_TURNS`] times there, its indices stepping evenly and pointing where the compiled
 /// code can follow.
-fn repeats(nodes: &[Node], kinds: &[u32], s: usize, p: usize) -> Option<Region> {
-    let n = nodes.len();
+fn repeats(nodes: &Nodes, s: usize, p: usize) -> Option<Region> {
+    let (n, kinds) = (nodes.len(), nodes.kinds());
     if s + FEWEST_TURNS * p > n {
         return None;
     }
@@ -344,7 +393,7 @@ fn repeats(nodes: &[Node], kinds: &[u32], s: usize, p: usize) -> Option<Region> 
     }
     let step: Vec<Index> = (0..p)
         .map(|j| {
-            let (u, v) = (&nodes[s + j], &nodes[s + p + j]);
+            let (u, v) = (nodes.get(s + j), nodes.get(s + p + j));
             core::array::from_fn(|x| v.at(x) - u.at(x))
         })
         .collect();
@@ -352,7 +401,7 @@ fn repeats(nodes: &[Node], kinds: &[u32], s: usize, p: usize) -> Option<Region> 
     'turns: while s + (turns + 1) * p <= n {
         let k = turns as i64;
         for (j, d) in step.iter().enumerate() {
-            let (u, v) = (&nodes[s + j], &nodes[s + turns * p + j]);
+            let (u, v) = (nodes.get(s + j), nodes.get(s + turns * p + j));
             if !same(s + j, s + turns * p + j)
                 || (0..d.len()).any(|x| v.at(x) != u.at(x) + k * d[x])
             {
@@ -373,7 +422,7 @@ fn repeats(nodes: &[Node], kinds: &[u32], s: usize, p: usize) -> Option<Region> 
         fold: None,
     };
     let follows = (0..p).all(|j| {
-        let node = &nodes[s + j];
+        let node = nodes.get(s + j);
         let indices = node.operands().iter().copied().chain(node.parents());
         indices
             .into_iter()
@@ -401,13 +450,14 @@ fn same_shape(kinds: &[u32], a: &Region, b: &Region) -> bool {
 /// The regions in loops of loops where their sequence repeats (a mixture's components, a
 /// layer's units: a loop whose turns each hold loops), found as loops are found in the nodes:
 /// each region the one a period before plus a step per index.
-pub(super) fn nest(nodes: &[Node], kinds: &Kinds, regions: &[Region]) -> Vec<Nest> {
+pub(super) fn nest(nodes: &Nodes, regions: &[Region]) -> Vec<Nest> {
+    let kinds = nodes.kinds();
     // The next region of the same period, turns and first kind: the candidate bodies' ends
     // (a region of another is not of the same shape).
     let mut next = vec![usize::MAX; regions.len()];
     let mut seen: HashMap<(usize, usize, u32), usize> = HashMap::default();
     for (i, r) in regions.iter().enumerate().rev() {
-        let key = (r.period, r.turns, kinds.of[r.start]);
+        let key = (r.period, r.turns, kinds[r.start]);
         next[i] = seen.insert(key, i).unwrap_or(usize::MAX);
     }
     drop(seen);
@@ -423,11 +473,11 @@ pub(super) fn nest(nodes: &[Node], kinds: &Kinds, regions: &[Region]) -> Vec<Nes
         {
             let q = j - i;
             j = next[j];
-            if same_shape(&kinds.of, &regions[i], &regions[i + q])
+            if same_shape(kinds, &regions[i], &regions[i + q])
                 && best.as_ref().is_none_or(|b| q % b.0 != 0)
             {
                 tried += 1;
-                if let Some((t, outer)) = repeats_regions(nodes, &kinds.of, &regions[i..], q) {
+                if let Some((t, outer)) = repeats_regions(nodes, &regions[i..], q) {
                     let cover = |t: usize, q: usize| {
                         t * (0..q).map(|m| regions[i + m].nodes().len()).sum::<usize>()
                     };
@@ -469,13 +519,8 @@ pub(super) fn nest(nodes: &[Node], kinds: &Kinds, regions: &[Region]) -> Vec<Nes
 /// every region of turn `t` has the shape of its first, its indices the first's plus `t` times
 /// a step, and each index points where it pointed in the first turn (a body register, or
 /// memory) in the last turn too (so in every turn: the indices move linearly).
-fn repeats_regions(
-    nodes: &[Node],
-    kinds: &[u32],
-    rs: &[Region],
-    q: usize,
-) -> Option<(usize, Vec<Outer>)> {
-    let n = nodes.len();
+fn repeats_regions(nodes: &Nodes, rs: &[Region], q: usize) -> Option<(usize, Vec<Outer>)> {
+    let (n, kinds) = (nodes.len(), nodes.kinds());
     let shift = (rs[q].start - rs[0].start) as i64;
     // The fewest turns of the same shapes, each `shift` nodes on, before anything is built
     // (most candidates fail here).
@@ -493,7 +538,7 @@ fn repeats_regions(
             let (a, b) = (&rs[m], &rs[q + m]);
             let step = (0..a.period)
                 .map(|j| {
-                    let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
+                    let (u, v) = (nodes.get(a.start + j), nodes.get(b.start + j));
                     core::array::from_fn(|x| v.at(x) - u.at(x))
                 })
                 .collect();
@@ -513,7 +558,7 @@ fn repeats_regions(
                 break 'turns;
             }
             for j in 0..a.period {
-                let (u, v) = (&nodes[a.start + j], &nodes[b.start + j]);
+                let (u, v) = (nodes.get(a.start + j), nodes.get(b.start + j));
                 if (0..PARENT + MAX_EDGES).any(|x| v.at(x) != u.at(x) + t * o.step[j][x]) {
                     break 'turns;
                 }
@@ -529,7 +574,7 @@ fn repeats_regions(
         o.turns = turns;
         let (a, z) = (&rs[m], &last[m]);
         for j in 0..a.period {
-            let nd = &nodes[a.start + j];
+            let nd = nodes.get(a.start + j);
             let follows = nd
                 .operands()
                 .iter()

@@ -146,7 +146,7 @@ fn reverse_turn(
 ) -> Vec<Value> {
     let (lanes, width) = (env.lanes, width(env));
     let carry =
-        (0..r.period).all(|j| !matches!(env.nodes[r.start + j].reverse, Reverse::Call { .. }));
+        (0..r.period).all(|j| !matches!(env.nodes.get(r.start + j).reverse, Reverse::Call { .. }));
     let weights = match env.mode {
         Mode::Full => vec![[None; 2]; r.period],
         Mode::Gradient { .. } => turn_values(b, env, r, k, true).1,
@@ -183,7 +183,7 @@ fn reverse_turn(
     };
     for j in (0..r.period).rev() {
         let node = r.start + j;
-        let (nd, step): (&Node, &Index) = (&env.nodes[node], &r.step[j]);
+        let (nd, step): (&Node, &Index) = (&env.nodes.get(node), &r.step[j]);
         let at = |x: usize| (nd.at(x), (step[x], r.outer_step(j, x)));
         let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
         let input = nd.forward == super::shape::Forward::Input;
@@ -415,7 +415,7 @@ fn slots(
     carry: bool,
     cells: Option<&Cells>,
 ) -> Vec<(Slot, i64, Step)> {
-    let nd = &env.nodes[r.start + j];
+    let nd = env.nodes.get(r.start + j);
     let mut out: Vec<(Slot, i64, Step)> = Vec::new();
     for x in nd.parents() {
         let slot = match r.points(env.nodes, j, x, env.n) {

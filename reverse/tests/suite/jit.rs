@@ -418,9 +418,9 @@ proptest! {
 
 /// Rosenbrock's terms are one loop; its gradient is the interpreter's, bit for bit, at new
 /// points.
-#[test]
-fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
-    let n = 1000;
+/// Rosenbrock's function of `n` inputs, compiled and interpreted at `points` new points: the
+/// compiled code's figures.
+fn rosenbrock(n: usize, points: usize) -> reverse::jit::CodeStats {
     let x: Vec<f64> = (0..n).map(|i| 0.5 + (i as f64 * 0.37).sin()).collect();
     let record = |xs: &[Var]| {
         let mut s = Vec::new();
@@ -431,10 +431,26 @@ fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
         }
         vec![s.iter().copied().sum::<Var>()]
     };
-    let points: Vec<Vec<f64>> = (1..4)
+    let points: Vec<Vec<f64>> = (1..=points)
         .map(|k| x.iter().map(|v| v * (1.0 + 0.1 * k as f64)).collect())
         .collect();
-    let code = compiled_agrees(&x, &points, &record, 1).unwrap();
+    compiled_agrees(&x, &points, &record, 1).unwrap()
+}
+
+#[test]
+fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
+    let code = rosenbrock(1000, 3);
+    assert!(code.looped >= code.nodes * 9 / 10, "{code:?}");
+    assert!(code.bytes < 64 << 10, "{code:?}");
+}
+
+/// A recording large enough that the compiler's analysis allocates arrays of several huge
+/// pages (which it asks the kernel to back as such, see `docs/unsafe.md`), compiled to the
+/// interpreter's bits, in code no larger than that of a short one.
+#[test]
+fn a_large_recording_equals_the_interpreter() {
+    let code = rosenbrock(60_000, 1);
+    assert!(code.nodes > 500_000, "{code:?}");
     assert!(code.looped >= code.nodes * 9 / 10, "{code:?}");
     assert!(code.bytes < 64 << 10, "{code:?}");
 }
