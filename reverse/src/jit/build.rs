@@ -8,9 +8,10 @@ use super::guards;
 use super::ir;
 use super::layout::{self, Edges};
 use super::machine;
+use super::nodes::{self, Forward, Index, Nodes};
 use super::pass;
 use super::report::{CodeStats, CompileError};
-use super::shape::{self, Forward, Index, Nodes, Region};
+use super::shape::{self, Region};
 use crate::storage::TapeData;
 use crate::storage::program::{Native, Program};
 use core::time::Duration;
@@ -71,7 +72,7 @@ pub(super) fn build(
     }
     // What the code reads: the constants after the nodes, the n-ary operands.
     p.operands()?;
-    let nodes = shape::nodes(d, p);
+    let nodes = nodes::nodes(d, p);
     let regions = shape::regions(&nodes);
     let n = nodes.len();
     let mut lens = machine::Lens {
@@ -314,7 +315,7 @@ fn calls(nodes: &Nodes) -> Vec<Forward> {
 /// invariant of the machine code, which reads and writes without bounds checks. The indices
 /// are linear in the turn, so the first and the last turn bound them.
 fn in_bounds(nodes: &Nodes, r: &Region, l: &machine::Lens) -> Result<(), String> {
-    use shape::{E, LO, Reverse};
+    use nodes::{E, LO, Reverse};
     let last = r.turns as i64 - 1;
     for j in 0..r.period {
         let nd = nodes.get(r.start + j);

@@ -1,6 +1,7 @@
 //! The adjoint cells a loop carries in registers (see [`Cells`]).
 
-use super::shape::{Nodes, Points, Region, Reverse};
+use super::nodes::{Nodes, Reverse};
+use super::shape::{Points, Region};
 
 /// The adjoints before a loop that its turns add to (through memory, as `Points::Memory`
 /// parents): grouped in *classes*, each edge's cell `first + k · step` in turn `k`, summed in a

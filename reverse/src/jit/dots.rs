@@ -5,7 +5,8 @@
 //! operands: see [`partials`]).
 
 use super::ir::{Turn, load, read, store};
-use super::shape::{A, Nodes, Region};
+use super::nodes::{A, Nodes};
+use super::shape::Region;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 

@@ -17,7 +17,8 @@ use super::ir::{
     ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, read, store, turns,
 };
 use super::machine::{NO_PARTIALS, RUNS};
-use super::shape::{A, B, E, Forward, Index, Node, Nodes, Points, Region, Reverse};
+use super::nodes::{A, B, E, Forward, Index, Node, Nodes, Reverse};
+use super::shape::{Points, Region};
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::Form;

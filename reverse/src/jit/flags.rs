@@ -2,8 +2,9 @@
 //! the flags of each node's value and adjoint, the sums its loops add up as they go, and the
 //! dot products it reads as slices.
 
+use super::nodes::{Forward, LO, Nodes, Reverse};
 use super::pages;
-use super::shape::{self, Forward, Nodes, Region};
+use super::shape::{self, Region};
 use crate::storage::TapeData;
 use crate::storage::program::Program;
 
@@ -19,7 +20,7 @@ pub(super) fn gradient_flags(
 ) -> (Vec<bool>, Vec<bool>) {
     use crate::storage::guard::Kind;
     use crate::storage::program::CONST;
-    use shape::{Points, Reverse};
+    use shape::Points;
     let n = nodes.len();
     let (mut keep, mut outside) = (pages::filled(n, false), pages::filled(n, false));
     let mark = |flags: &mut Vec<bool>, r: u32| {
@@ -53,7 +54,7 @@ pub(super) fn gradient_flags(
         }
         // A call's sweep adds through memory.
         if let Reverse::Call { unit, count } = nd.reverse {
-            let lo = nd.at(shape::LO) as usize;
+            let lo = nd.at(LO) as usize;
             let edges = lo..lo + count as usize;
             let reached = if unit {
                 &d.units()[edges]
@@ -176,7 +177,7 @@ pub(super) fn fold_sums(
         });
         if let Some((j, sum)) = found {
             r.fold = Some((j, sum));
-            nodes.set_kind(sum, (Forward::Folded, shape::Reverse::Unit(0, 0)));
+            nodes.set_kind(sum, (Forward::Folded, Reverse::Unit(0, 0)));
         }
     }
 }

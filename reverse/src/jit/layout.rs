@@ -11,7 +11,8 @@
 
 use super::emit::{Mode, pairs, short_dot};
 use super::machine::Lens;
-use super::shape::{E, Forward, LO, Nest, Nodes, Reverse};
+use super::nodes::{E, Forward, LO, Nodes, Reverse};
+use super::shape::Nest;
 use crate::storage::TapeData;
 
 /// The arrays of edges a compiled gradient keeps: partials and parents share one index (a

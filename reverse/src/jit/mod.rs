@@ -92,6 +92,7 @@ mod guards;
 mod ir;
 mod layout;
 mod machine;
+mod nodes;
 mod pages;
 mod pass;
 mod report;

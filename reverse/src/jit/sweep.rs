@@ -15,7 +15,8 @@ use super::dots;
 use super::emit::{Env, Mode, any_turn, dot_args, known, pairs, turn_values};
 use super::ir::{Turn, index, load, load_as, load_u32, read, store, turns, turns_from};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
-use super::shape::{A, Index, LO, MAX_EDGES, Node, PARENT, Points, Region, Reverse};
+use super::nodes::{A, Forward, Index, LO, MAX_EDGES, Node, PARENT, Reverse};
+use super::shape::{Points, Region};
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{BlockArg, Endianness, InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
@@ -186,7 +187,7 @@ fn reverse_turn(
         let (nd, step): (&Node, &Index) = (&env.nodes.get(node), &r.step[j]);
         let at = |x: usize| (nd.at(x), (step[x], r.outer_step(j, x)));
         let (p, q) = (node as i64, (r.period as i64, r.outer_nodes()));
-        let input = nd.forward == super::shape::Forward::Input;
+        let input = nd.forward == Forward::Input;
         let a = match acc[j].take() {
             Some(a) => {
                 if matches!(env.mode, Mode::Full) || input {

@@ -4,7 +4,7 @@
 //! frame's arrays (see `docs/unsafe.md`).
 
 use super::frame::Frame;
-use crate::jit::shape::Forward;
+use crate::jit::nodes::Forward;
 use crate::storage::NEG;
 use crate::storage::op_code::{OpCode, binary, unary};
 use crate::storage::program::RuleFn;

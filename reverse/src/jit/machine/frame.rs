@@ -1,7 +1,7 @@
 //! The frame the compiled code and its calls read, and the lengths of the arrays a program's
 //! code was compiled for.
 
-use crate::jit::shape::Forward;
+use crate::jit::nodes::Forward;
 use crate::storage::program::{Form, Rule};
 use core::cell::Cell;
 use std::any::Any;

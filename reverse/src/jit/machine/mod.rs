@@ -1,6 +1,7 @@
 //! Machine code at run time: the module that turns Cranelift IR into executable code, calls it,
-//! and holds the functions it calls back ([`calls`]). Every `unsafe` of the compiler is here
-//! (see `docs/unsafe.md`).
+//! and holds the functions it calls back ([`calls`]). Every `unsafe` that runs or calls
+//! machine code is here; the compiler's one other is an advice to the kernel about the
+//! analysis's memory (`pages`; see `docs/unsafe.md`).
 //!
 //! The code reads and writes the recording's arrays through the pointers of a [`Frame`],
 //! without bounds checks: the compiler checked, before emitting it, that every index it
