@@ -7,6 +7,7 @@ use super::pages;
 use super::shape::{self, Region};
 use crate::storage::TapeData;
 use crate::storage::program::Program;
+use rustc_hash::FxHashMap as HashMap;
 
 /// For the gradient of node `y`: which values must be in memory (`keep`: read through memory,
 /// by a call or by a guard, and `y`'s), and which adjoints may receive a term through memory
@@ -122,31 +123,30 @@ pub(super) fn fold_sums(
     nests: &mut [shape::Nest],
     y: u32,
 ) {
+    use crate::storage::op_code::OpCode;
     use crate::storage::program::CONST;
-    let n = nodes.len();
-    // Each node's only reader (NONE: none, or several).
-    const NONE: u32 = u32::MAX;
-    const MANY: u32 = u32::MAX - 1;
-    let mut reader = pages::filled(n, NONE);
-    let (parent, unit) = (d.parents(), d.units());
-    for (v, edges) in d.walk_back(n) {
-        let read = match edges {
-            crate::storage::Edges::Weighted(lo, hi) => &parent[lo..hi],
-            crate::storage::Edges::Unit(lo, hi) => &unit[lo..hi],
-        };
-        for &u in read {
-            let r = &mut reader[(u & !crate::storage::NEG) as usize];
-            *r = if *r == NONE { v as u32 } else { MANY };
-        }
+    // How many edges reach each node (two standing for more): a body node the sum reads is
+    // read by it alone where one edge reaches it, the sum's (its unit edges are its operands).
+    let mut reached = pages::filled(nodes.len(), 0u8);
+    for &u in d.parents().iter().chain(d.units()) {
+        let r = &mut reached[(u & !crate::storage::NEG) as usize];
+        *r = (*r + 1).min(2);
     }
-    // Nodes that are regions of their own at the top level.
-    let mut alone = pages::filled(n, false);
+    // The sums that are regions of their own at the top level, by their first operand.
+    let mut sums: HashMap<u32, usize> = HashMap::default();
     for nest in nests.iter() {
         if let [r] = &nest.regions[..]
             && nest.turns == 1
             && r.turns == 1
+            && let Forward::Call {
+                op: OpCode::Sum,
+                param,
+                ..
+            } = nodes.get(r.start).forward
+            && param > 0
         {
-            alone[r.start] = true;
+            let a = p.operands[r.start][0];
+            sums.insert(p.args[a as usize], r.start);
         }
     }
     for nest in nests.iter_mut().filter(|nest| nest.turns == 1) {
@@ -155,25 +155,28 @@ pub(super) fn fold_sums(
             continue;
         }
         let found = (0..r.period).find_map(|j| {
-            let sum = reader[r.start + j];
-            let ok = (sum as usize) < n
-                && alone[sum as usize]
-                && sum as usize >= r.nodes().end
-                && matches!(nodes.get(sum as usize).forward,
-                    Forward::Call { op: crate::storage::op_code::OpCode::Sum, param, .. }
-                        if param as usize == r.turns)
+            let sum = *sums.get(&((r.start + j) as u32))?;
+            let nd = nodes.get(sum);
+            let units = match nd.reverse {
+                Reverse::Unit(c, 0) => c as usize,
+                Reverse::Call { unit: true, count } => count as usize,
+                _ => 0,
+            };
+            let ok = sum >= r.nodes().end
+                && matches!(nd.forward, Forward::Call { param, .. } if param as usize == r.turns)
+                && units == r.turns
                 && (0..r.turns).all(|k| {
                     let t = r.start + k * r.period + j;
-                    reader[t] == sum && t != y as usize
+                    reached[t] == 1 && t != y as usize
                 })
                 && {
-                    let [a, len] = p.operands[sum as usize];
+                    let [a, len] = p.operands[sum];
                     let args = &p.args[a as usize..(a + len) as usize];
                     args.iter()
                         .enumerate()
                         .all(|(k, &x)| x & CONST == 0 && x as usize == r.start + k * r.period + j)
                 };
-            ok.then_some((j, sum as usize))
+            ok.then_some((j, sum))
         });
         if let Some((j, sum)) = found {
             r.fold = Some((j, sum));
