@@ -444,6 +444,29 @@ fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
     assert!(code.bytes < 64 << 10, "{code:?}");
 }
 
+/// A sum over a loop's turns that the loop adds up as it goes, and the same sum where some of
+/// its terms are read by another node too (the loop cannot fold it: their adjoints take a
+/// term from outside the sum).
+#[test]
+fn a_sum_over_a_loop_folds_only_where_the_sum_alone_reads_its_terms() {
+    let x: Vec<f64> = (0..40).map(|i| 0.5 + (i as f64 * 0.37).sin()).collect();
+    let terms = |xs: &[Var]| -> Vec<Var> {
+        xs.windows(2)
+            .map(|w| (w[1] - w[0] * w[0]) * 100.0 * (w[1] - w[0] * w[0]) + (1.0 - w[0]) * w[1])
+            .collect()
+    };
+    let alone = |xs: &[Var]| vec![terms(xs).iter().copied().sum::<Var>()];
+    let shared = |xs: &[Var]| {
+        let t = terms(xs);
+        vec![t.iter().copied().sum::<Var>() * t[7] + t[3] * Op::value(&t[20])]
+    };
+    let points: Vec<Vec<f64>> = (1..3)
+        .map(|k| x.iter().map(|v| v * (1.0 + 0.1 * k as f64)).collect())
+        .collect();
+    compiled_agrees(&x, &points, &alone, 1).unwrap();
+    compiled_agrees(&x, &points, &shared, 1).unwrap();
+}
+
 /// A recording large enough that the compiler's analysis allocates arrays of several huge
 /// pages (which it asks the kernel to back as such, see `docs/unsafe.md`), compiled to the
 /// interpreter's bits, in code no larger than that of a short one.
