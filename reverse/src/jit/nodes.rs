@@ -23,7 +23,7 @@ pub(super) enum Forward {
     /// exponent; else 0).
     Call { op: OpCode, form: Form, param: u32 },
     /// A sum of one body node over every turn of a loop before it, which that loop adds up as
-    /// it goes (see [`Region::fold`]): nothing to do here.
+    /// it goes (see [`Region::fold`](super::shape::Region::fold)): nothing to do here.
     Folded,
 }
 

@@ -445,10 +445,10 @@ fn rosenbrock_is_one_loop_and_equals_the_interpreter() {
 }
 
 /// A sum over a loop's turns that the loop adds up as it goes, and the same sum where some of
-/// its terms are read by another node too (the loop cannot fold it: their adjoints take a
-/// term from outside the sum).
+/// its terms are read by another node too, which the loop must not fold (their adjoints take a
+/// term from outside the sum): both the interpreter's bits.
 #[test]
-fn a_sum_over_a_loop_folds_only_where_the_sum_alone_reads_its_terms() {
+fn a_sum_over_a_loop_whose_terms_are_read_elsewhere_equals_the_interpreter() {
     let x: Vec<f64> = (0..40).map(|i| 0.5 + (i as f64 * 0.37).sin()).collect();
     let terms = |xs: &[Var]| -> Vec<Var> {
         xs.windows(2)
