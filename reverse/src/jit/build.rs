@@ -3,7 +3,7 @@
 //! code of each region.
 
 use super::emit::{self, Env};
-use super::flags::{dot_runs, fold_sums, gradient_flags};
+use super::flags::{dot_runs, fold_sums, gradient_flags, over_turns};
 use super::guards;
 use super::ir;
 use super::layout::{self, Edges};
@@ -142,8 +142,12 @@ pub(super) fn build(
     }
     cuts.push(nests.len());
     let flags = y.map(|y| {
-        let (keep, outside) = gradient_flags(d, p, &nodes, &regions, y);
-        (keep, outside, dot_runs(p, &nodes))
+        let (mut keep, mut outside) = gradient_flags(d, p, &nodes, &regions, y);
+        let mut runs = dot_runs(p, &nodes);
+        over_turns(&mut keep, &nests, false);
+        over_turns(&mut outside, &nests, false);
+        over_turns(&mut runs, &nests, true);
+        (keep, outside, runs)
     });
     let mode = match &flags {
         None => emit::Mode::Full,

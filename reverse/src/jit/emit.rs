@@ -81,31 +81,24 @@ pub(super) enum Mode<'a> {
     /// Every value, partial and adjoint, into the recording's arrays: re-evaluation and the
     /// sweep from any seeds.
     Full,
-    /// A gradient: only the values read from memory (`keep`, per node) are stored, partials of
-    /// inline arithmetic are recomputed in the sweep from the turn's values, and only the
-    /// adjoints that receive a term through memory (`outside`, per node: zeroed by the forward
-    /// pass) are in memory; the inputs' final adjoints are stored.
+    /// A gradient: only the values read from memory (`keep`) are stored, partials of inline
+    /// arithmetic are recomputed in the sweep from the turn's values, and only the adjoints
+    /// that receive a term through memory (`outside`: zeroed by the forward pass) are in
+    /// memory; the inputs' final adjoints are stored. Each flag is a body node's, over all
+    /// its turns (see [`body`]).
     Gradient {
         keep: &'a [bool],
         outside: &'a [bool],
-        /// Per node, whether it is a dot product whose sides are runs of consecutive values.
+        /// Whether a dot product's sides are runs of consecutive values in every turn.
         runs: &'a [bool],
     },
 }
 
-/// The nodes body node `j` of `r` stands for: one per turn (of each turn of the loop around
-/// it).
-fn turns_of(r: &Region, j: usize) -> impl Iterator<Item = usize> + '_ {
-    let (outer, step) = r
-        .outer
-        .as_ref()
-        .map_or((1, 0), |o| (o.turns, o.nodes as usize));
-    (0..outer).flat_map(move |o| (0..r.turns).map(move |k| r.start + o * step + k * r.period + j))
-}
-
-/// Whether `flag` holds for body node `j` of `r` in any turn.
-pub(super) fn any_turn(flag: &[bool], r: &Region, j: usize) -> bool {
-    turns_of(r, j).any(|i| flag[i])
+/// Body node `j` of `r`'s entry of a flag of [`Mode::Gradient`]: one code serves all its
+/// turns, so the flags hold per body node, at the node of its first turn (see
+/// [`flags::over_turns`](super::flags::over_turns)).
+pub(super) fn body(flag: &[bool], r: &Region, j: usize) -> bool {
+    flag[r.start + j]
 }
 
 /// The forward pass of region `r` (in turn `outer` of the loop around it, if any).
@@ -387,7 +380,7 @@ pub(super) fn turn_values(
                 Mode::Full => (true, false),
                 Mode::Gradient { keep, outside, .. } => {
                     let call = matches!(nd.forward, Forward::Call { .. });
-                    (call || any_turn(keep, r, j), any_turn(outside, r, j))
+                    (call || body(keep, r, j), body(outside, r, j))
                 }
             };
             if keep {
@@ -418,7 +411,7 @@ pub(super) fn pairs(mode: Mode, nodes: &Nodes, r: &Region, j: usize) -> Option<(
                 ..
             },
             Reverse::Call { .. },
-        ) => Some((param / 2, turns_of(r, j).all(|i| runs[i]))),
+        ) => Some((param / 2, body(runs, r, j))),
         _ => None,
     }
 }

@@ -31,42 +31,6 @@ pub(super) fn gradient_flags(
     };
     mark(&mut keep, y);
     mark(&mut outside, y);
-    for i in 0..n {
-        let nd = nodes.get(i);
-        match nd.forward {
-            // An input's adjoint is the gradient; a folded sum's is read by its loop.
-            Forward::Input | Forward::Folded => outside[i] = true,
-            // A call reads its operands from memory.
-            Forward::Call { op, form, param } => {
-                if form == crate::storage::program::Form::Many {
-                    let [a, _] = p.operands[i];
-                    for &r in &p.args[a as usize..(a + param) as usize] {
-                        mark(&mut keep, r);
-                    }
-                } else {
-                    let [a, b] = p.operands[i];
-                    mark(&mut keep, a);
-                    if op != crate::storage::op_code::OpCode::Powi {
-                        mark(&mut keep, b);
-                    }
-                }
-            }
-            Forward::Inline(_) => {}
-        }
-        // A call's sweep adds through memory.
-        if let Reverse::Call { unit, count } = nd.reverse {
-            let lo = nd.at(LO) as usize;
-            let edges = lo..lo + count as usize;
-            let reached = if unit {
-                &d.units()[edges]
-            } else {
-                &d.parents()[edges]
-            };
-            for &q in reached {
-                mark(&mut outside, q & !crate::storage::NEG);
-            }
-        }
-    }
     for g in &p.guards {
         match g.kind {
             Kind::Compare { a, b, .. } => {
@@ -82,12 +46,51 @@ pub(super) fn gradient_flags(
             }
         }
     }
-    // What the compiled code reads from memory, turn by turn.
+    // Per body node of each region, what its kind asks in every turn, and what the compiled
+    // code reads from memory turn by turn (a node's kind and the steps of its indices are
+    // those of its body node).
     for r in regions {
         let carry =
             (0..r.period).all(|j| !matches!(nodes.get(r.start + j).reverse, Reverse::Call { .. }));
         for j in 0..r.period {
             let nd = nodes.get(r.start + j);
+            let turns = (0..r.turns).map(|k| r.start + k * r.period + j);
+            match nd.forward {
+                // An input's adjoint is the gradient; a folded sum's is read by its loop.
+                Forward::Input | Forward::Folded => turns.clone().for_each(|i| outside[i] = true),
+                // A call reads its operands from memory.
+                Forward::Call { op, form, param } => {
+                    for i in turns.clone() {
+                        let [a, b] = p.operands[i];
+                        if form == crate::storage::program::Form::Many {
+                            for &r in &p.args[a as usize..(a + param) as usize] {
+                                mark(&mut keep, r);
+                            }
+                        } else {
+                            mark(&mut keep, a);
+                            if op != crate::storage::op_code::OpCode::Powi {
+                                mark(&mut keep, b);
+                            }
+                        }
+                    }
+                }
+                Forward::Inline(_) => {}
+            }
+            // A call's sweep adds through memory.
+            if let Reverse::Call { unit, count } = nd.reverse {
+                for k in 0..r.turns {
+                    let lo = (nd.at(LO) + k as i64 * r.step[j][LO]) as usize;
+                    let edges = lo..lo + count as usize;
+                    let reached = if unit {
+                        &d.units()[edges]
+                    } else {
+                        &d.parents()[edges]
+                    };
+                    for &q in reached {
+                        mark(&mut outside, q & !crate::storage::NEG);
+                    }
+                }
+            }
             let memory = |x: usize| !matches!(r.points(nodes, j, x, n), Some(Points::Turn(_)));
             let operands: Vec<usize> = nd
                 .operands()
@@ -110,6 +113,28 @@ pub(super) fn gradient_flags(
         }
     }
     (keep, outside)
+}
+
+/// Makes each of `flags` a body node's (see [`emit::body`]): at the node of each body node's
+/// first turn, in every region of `nests`, whether it holds in any of its turns (in every
+/// one, for `all`).
+///
+/// [`emit::body`]: super::emit::body
+pub(super) fn over_turns(flag: &mut [bool], nests: &[shape::Nest], all: bool) {
+    for r in nests.iter().flat_map(|nest| &nest.regions) {
+        let (outer, step) = (r.outer.as_ref()).map_or((1, 0), |o| (o.turns, o.nodes as usize));
+        for j in 0..r.period {
+            let mut turns = (0..outer).flat_map(|o| {
+                let first = r.start + o * step + j;
+                (0..r.turns).map(move |k| first + k * r.period)
+            });
+            flag[r.start + j] = if all {
+                turns.all(|i| flag[i])
+            } else {
+                turns.any(|i| flag[i])
+            };
+        }
+    }
 }
 
 /// Folds into their loops the sums of one body node over every turn (see `Region::fold`):
@@ -194,14 +219,22 @@ pub(super) fn dot_runs(p: &Program<f64>, nodes: &Nodes) -> Vec<bool> {
             .zip(args.chunks_exact(2))
             .all(|(j, q)| q[0] == a.wrapping_add(j) && q[1] == b.wrapping_add(j))
     };
+    // Each kind's count of operands where it is a dot product of pairs, else 0 (only the
+    // nodes of those kinds are read).
     let dot = crate::storage::op_code::OpCode::Dot;
-    (0..nodes.len())
-        .map(|i| match nodes.get(i).forward {
-            Forward::Call { op, param, .. } if op == dot && param >= 2 => {
-                let a = p.operands[i][0] as usize;
-                runs(&p.args[a..a + param as usize])
-            }
-            _ => false,
+    let pairs: Vec<u32> = (nodes.distinct().iter())
+        .map(|k| match k.0 {
+            Forward::Call { op, param, .. } if op == dot && param >= 2 => param,
+            _ => 0,
         })
-        .collect()
+        .collect();
+    let mut out = pages::filled(nodes.len(), false);
+    for (i, &k) in nodes.kinds().iter().enumerate() {
+        let param = pairs[k as usize] as usize;
+        if param > 0 {
+            let a = p.operands[i][0] as usize;
+            out[i] = runs(&p.args[a..a + param]);
+        }
+    }
+    out
 }

@@ -153,20 +153,15 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Nodes {
     let mut kinds = pages::with_capacity(n);
     let mut distinct = Vec::new();
     let mut ids: HashMap<(Forward, Reverse), u32> = HashMap::default();
-    // Where each node's edges end (they start where `starts` says).
-    let mut ends = pages::filled(n, 0u32);
-    for (i, e) in d.walk_back(n) {
-        ends[i] = match e {
-            Edges::Weighted(_, hi) | Edges::Unit(_, hi) => hi as u32,
-        };
-    }
     let (parent, unit) = (d.parents(), d.units());
     let mut at = pages::with_capacity(n);
-    at.extend((0..n).map(|i| {
+    d.walk_forward(|i, e| {
         let (op, form) = (p.ops[i], p.forms[i]);
         let (a, mut b) = p.slots(i, n);
-        let start = d.starts()[i];
-        let lo = start & !crate::storage::UNIT;
+        let (lo, end, is_unit) = match e {
+            Edges::Weighted(lo, end) => (lo, end, false),
+            Edges::Unit(lo, end) => (lo, end, true),
+        };
         let forward = match Kernel::of(op, form) {
             Kernel::Input => Forward::Input,
             k @ (Kernel::Add
@@ -191,8 +186,7 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Nodes {
                 Forward::Call { op, form, param }
             }
         };
-        let is_unit = start & crate::storage::UNIT != 0;
-        let count = (ends[i] - lo) as usize;
+        let count = end - lo;
         // The winner of `max` and `min` may change from turn to turn of a loop: one kind
         // for both, whose call reads the node's form and whose edge the sweep's call
         // finds.
@@ -206,10 +200,10 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Nodes {
             },
             other => other,
         };
-        let mut at = [0; PARENT + MAX_EDGES - 1];
-        (at[A], at[B], at[E]) = (a, b, lo);
+        let mut here = [0; PARENT + MAX_EDGES - 1];
+        (here[A], here[B], here[E]) = (a, b, lo as u32);
         let first = kept(PARENT);
-        let edges = lo as usize..lo as usize + count;
+        let edges = lo..end;
         let reverse = if count > MAX_EDGES || winner {
             Reverse::Call {
                 unit: is_unit,
@@ -218,12 +212,12 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Nodes {
         } else if is_unit {
             let mut neg = 0u8;
             for (k, &q) in unit[edges].iter().enumerate() {
-                at[first + k] = q & !NEG;
+                here[first + k] = q & !NEG;
                 neg |= u8::from(q & NEG != 0) << k;
             }
             Reverse::Unit(count as u8, neg)
         } else {
-            at[first..first + count].copy_from_slice(&parent[edges]);
+            here[first..first + count].copy_from_slice(&parent[edges]);
             Reverse::Weighted(count as u8)
         };
         let id = *ids.entry((forward, reverse)).or_insert_with(|| {
@@ -231,8 +225,8 @@ pub(super) fn nodes(d: &TapeData<f64>, p: &Program<f64>) -> Nodes {
             distinct.len() as u32 - 1
         });
         kinds.push(id);
-        at
-    }));
+        at.push(here);
+    });
     Nodes {
         kinds,
         distinct,

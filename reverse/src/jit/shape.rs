@@ -155,20 +155,29 @@ fn repeats(nodes: &Nodes, s: usize, p: usize) -> Option<Region> {
     if (1..FEWEST_TURNS).any(|t| kinds[s..s + p] != kinds[s + t * p..s + (t + 1) * p]) {
         return None;
     }
-    let step: Vec<Index> = (0..p)
+    // The first turn's indices, and what each adds per turn.
+    let first: Vec<Index> = (0..p)
         .map(|j| {
-            let (u, v) = (nodes.get(s + j), nodes.get(s + p + j));
-            core::array::from_fn(|x| v.at(x) - u.at(x))
+            let u = nodes.get(s + j);
+            core::array::from_fn(|x| u.at(x))
+        })
+        .collect();
+    let step: Vec<Index> = (first.iter().enumerate())
+        .map(|(j, u)| {
+            let v = nodes.get(s + p + j);
+            core::array::from_fn(|x| v.at(x) - u[x])
         })
         .collect();
     let mut turns = 2;
     'turns: while s + (turns + 1) * p <= n {
         let k = turns as i64;
-        for (j, d) in step.iter().enumerate() {
-            let (u, v) = (nodes.get(s + j), nodes.get(s + turns * p + j));
-            if !same(s + j, s + turns * p + j)
-                || (0..d.len()).any(|x| v.at(x) != u.at(x) + k * d[x])
-            {
+        for (j, (u, d)) in first.iter().zip(&step).enumerate() {
+            let i = s + turns * p + j;
+            if !same(s + j, i) {
+                break 'turns;
+            }
+            let v = nodes.get(i);
+            if (0..d.len()).any(|x| v.at(x) != u[x] + k * d[x]) {
                 break 'turns;
             }
         }

@@ -12,7 +12,7 @@
 
 use super::cells::Cells;
 use super::dots;
-use super::emit::{Env, Mode, any_turn, dot_args, known, pairs, turn_values};
+use super::emit::{Env, Mode, body, dot_args, known, pairs, turn_values};
 use super::ir::{Turn, index, load, load_as, load_u32, read, store, turns, turns_from};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
 use super::nodes::{A, Forward, Index, LO, MAX_EDGES, Node, PARENT, Reverse};
@@ -155,7 +155,7 @@ fn reverse_turn(
     // Whether body node `j`'s adjoint may hold terms (or a seed) in memory.
     let outside = |j: usize| match env.mode {
         Mode::Full => true,
-        Mode::Gradient { outside, .. } => any_turn(outside, r, j),
+        Mode::Gradient { outside, .. } => body(outside, r, j),
     };
     let mut acc: Vec<Option<Vec<Value>>> = vec![None; r.period];
     // A gradient's sum in registers starts at its first term, not at `+0 + term`: it may then
