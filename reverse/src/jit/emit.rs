@@ -300,14 +300,10 @@ pub(super) fn turn_values(
                 },
             }
         };
-        let direct = match nd.forward {
-            Forward::Call {
-                op,
-                form: Form::First,
-                ..
-            } => env.unary.iter().find(|u| u.0 == op).map(|u| u.1),
-            _ => None,
-        };
+        let direct = (nd.forward.direct()).map(|op| {
+            let f = env.unary.iter().find(|u| u.0 == op);
+            f.expect("every built-in one-argument rule is declared").1
+        });
         let dot = if again { None } else { dot_args(env, r, j) };
         let value = match nd.forward {
             // (A folded sum's value is stored by its loop.)

@@ -2,7 +2,7 @@
 //! the flags of each node's value and adjoint, the sums its loops add up as they go, and the
 //! dot products it reads as slices.
 
-use super::nodes::{Forward, LO, Nodes, Reverse};
+use super::nodes::{A, Forward, LO, Nodes, Reverse};
 use super::pages;
 use super::shape::{self, Region};
 use crate::storage::TapeData;
@@ -58,6 +58,11 @@ pub(super) fn gradient_flags(
             match nd.forward {
                 // An input's adjoint is the gradient; a folded sum's is read by its loop.
                 Forward::Input | Forward::Folded => turns.clone().for_each(|i| outside[i] = true),
+                // A rule called directly reads its operand from a register where the turn
+                // holds it (else from memory, as below).
+                f @ Forward::Call { .. }
+                    if f.direct().is_some()
+                        && matches!(r.points(nodes, j, A, n), Some(Points::Turn(_))) => {}
                 // A call reads its operands from memory.
                 Forward::Call { op, form, param } => {
                     for i in turns.clone() {

@@ -27,6 +27,25 @@ pub(super) enum Forward {
     Folded,
 }
 
+impl Forward {
+    /// The rule of a node whose code calls its built-in one-argument function directly (see
+    /// [`unary_c`]), its operand in a register where its turn computed it: no call reads that
+    /// operand from memory.
+    ///
+    /// [`unary_c`]: crate::storage::op_code::unary_c
+    pub fn direct(self) -> Option<OpCode> {
+        use crate::storage::op_code::{UNARY, unary_c};
+        match self {
+            Forward::Call {
+                op,
+                form: Form::First,
+                ..
+            } if UNARY.contains(&op) && unary_c(op).is_some() => Some(op),
+            _ => None,
+        }
+    }
+}
+
 /// What the sweep adds at a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Reverse {
