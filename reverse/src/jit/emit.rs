@@ -327,7 +327,13 @@ pub(super) fn turn_values(
                 weights[j] = w;
                 v
             }
-            Forward::Call { .. } if again => read(b, env.values, k, p, q),
+            Forward::Call { .. } if again => {
+                let v = read(b, env.values, k, p, q);
+                if nd.forward.partial_is_value() {
+                    weights[j] = [Some(v), None];
+                }
+                v
+            }
             // A short dot product: its terms summed here (see `dots`).
             Forward::Call { .. } if dot.is_some() => {
                 dots::value(b, env.values, k, dot.as_ref().expect("tested"))
@@ -352,8 +358,11 @@ pub(super) fn turn_values(
                 let &[v, d] = b.inst_results(call) else {
                     unreachable!("a value and a derivative")
                 };
-                let (e, de) = at(E);
-                store(b, d, env.partials, k, e, de);
+                // (A gradient's sweep reads the value where it is the partial.)
+                if full || !nd.forward.partial_is_value() {
+                    let (e, de) = at(E);
+                    store(b, d, env.partials, k, e, de);
+                }
                 v
             }
             Forward::Call { .. } => {

@@ -3,11 +3,12 @@
 //! A gradient's code computes the partials of arithmetic again in the sweep and holds the
 //! edges it sweeps inline in its instructions, so most of the recording's partials, parents
 //! and unit edges are never read. What is read: the partials a call writes (an elementary
-//! function's, a user rule's) and those of `max` and `min` (the recorded ones), the parents of
-//! the nodes a call sweeps, and the unit edges of a long sum. Those are packed in node order,
-//! each node's edges together as before, and the rest is dropped. A loop's nodes store as many
-//! edges in every turn, so each node's first edge still steps evenly from turn to turn: the
-//! code indexes the packed arrays as it indexed the recording's.
+//! function's, but not `exp`'s, which is its value; a user rule's) and those of `max` and `min`
+//! (the recorded ones), the parents of the nodes a call sweeps, and the unit edges of a long
+//! sum. Those are packed in node order, each node's edges together as before, and the rest is
+//! dropped. A loop's nodes store as many edges in every turn, so each node's first edge still
+//! steps evenly from turn to turn: the code indexes the packed arrays as it indexed the
+//! recording's.
 
 use super::emit::{Mode, pairs, short_dot};
 use super::machine::Lens;
@@ -52,7 +53,11 @@ pub(super) fn edges(
             };
             let (weighted, units) = match (nd.forward, nd.reverse) {
                 (_, Reverse::Call { unit: true, .. }) => (0, count),
-                (Forward::Call { .. }, Reverse::Weighted(_)) if !short => (count, 0),
+                (f @ Forward::Call { .. }, Reverse::Weighted(_))
+                    if !short && !f.partial_is_value() =>
+                {
+                    (count, 0)
+                }
                 (_, Reverse::Call { unit: false, .. })
                     if !short && pairs(mode, nodes, r, j).is_none() =>
                 {

@@ -44,6 +44,12 @@ impl Forward {
             _ => None,
         }
     }
+
+    /// Whether its partial is its value, bit for bit (`exp`, whose rule returns `(y, y)`):
+    /// a gradient's code then stores no partial, and its sweep multiplies by the value.
+    pub fn partial_is_value(self) -> bool {
+        self.direct() == Some(OpCode::Exp)
+    }
 }
 
 /// What the sweep adds at a node.
