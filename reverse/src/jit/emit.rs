@@ -85,7 +85,7 @@ pub(super) enum Mode<'a> {
     /// arithmetic are recomputed in the sweep from the turn's values, and only the adjoints
     /// that receive a term through memory (`outside`: zeroed by the forward pass) are in
     /// memory; the inputs' final adjoints are stored. Each flag is a body node's, over all
-    /// its turns (see [`body`]).
+    /// its turns, at its first turn's node: read them through [`body`] only.
     Gradient {
         keep: &'a [bool],
         outside: &'a [bool],
@@ -265,9 +265,9 @@ fn extreme(b: &mut FunctionBuilder, max: bool, (x, y): (Value, Value), f: FuncRe
 }
 
 /// The values of one turn's body nodes (`None` for an input, read from memory where needed),
-/// and the partials of its inline nodes. The forward pass (`again` false) stores what the
-/// mode keeps; the gradient's sweep (`again`) computes them again in registers, reading a
-/// called rule's value from memory instead of calling it twice.
+/// and the partials of its inline nodes (and of `exp`, its value). The forward pass (`again`
+/// false) stores what the mode keeps; the gradient's sweep (`again`) computes them again in
+/// registers, reading a called rule's value from memory instead of calling it twice.
 pub(super) fn turn_values(
     b: &mut FunctionBuilder,
     env: &Env,
@@ -350,7 +350,8 @@ pub(super) fn turn_values(
                 extreme(b, op == OpCode::Max, (x, y), f)
             }
             // A built-in one-argument rule with its edge: its function, called directly (no
-            // frame, no dispatch), with the operand in a register.
+            // frame, no dispatch), with the operand in a register (loaded where the turn does
+            // not compute it).
             Forward::Call { .. } if direct.is_some() => {
                 let f = direct.expect("tested");
                 let x = operand(b, A);
@@ -384,6 +385,8 @@ pub(super) fn turn_values(
             let (keep, zero) = match env.mode {
                 Mode::Full => (true, false),
                 Mode::Gradient { keep, outside, .. } => {
+                    // Every call's value: the sweep reads it instead of calling again (and
+                    // reads `exp`'s as its partial).
                     let call = matches!(nd.forward, Forward::Call { .. });
                     (call || body(keep, r, j), body(outside, r, j))
                 }

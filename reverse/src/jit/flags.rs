@@ -59,7 +59,8 @@ pub(super) fn gradient_flags(
                 // An input's adjoint is the gradient; a folded sum's is read by its loop.
                 Forward::Input | Forward::Folded => turns.clone().for_each(|i| outside[i] = true),
                 // A rule called directly reads its operand from a register where the turn
-                // holds it (else from memory, as below).
+                // computes it (an input of the turn is in memory anyway; an operand from
+                // outside the turn is kept, as below).
                 f @ Forward::Call { .. }
                     if f.direct().is_some()
                         && matches!(r.points(nodes, j, A, n), Some(Points::Turn(_))) => {}

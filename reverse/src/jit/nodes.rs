@@ -29,8 +29,8 @@ pub(super) enum Forward {
 
 impl Forward {
     /// The rule of a node whose code calls its built-in one-argument function directly (see
-    /// [`unary_c`]), its operand in a register where its turn computed it: no call reads that
-    /// operand from memory.
+    /// [`unary_c`]), its operand in a register where its turn computed it (an input's is
+    /// loaded, as are operands from outside the turn): no call reads that operand from memory.
     ///
     /// [`unary_c`]: crate::storage::op_code::unary_c
     pub fn direct(self) -> Option<OpCode> {

@@ -287,7 +287,8 @@ fn reverse_turn(
                 // A short dot product's: its operands' values.
                 let from = dot.as_ref().map(|args| dots::partials(args, env.n));
                 for e in 0..count as usize {
-                    // Recomputed (inline, in a gradient), else as the forward pass stored it.
+                    // Recomputed (inline, in a gradient; `exp`'s, its value), else as the forward
+                    // pass stored it.
                     let w = match (weights[j].get(e).copied().flatten(), &from) {
                         (Some(w), _) => w,
                         (None, Some(from)) => read(b, env.values, k, from[e].0, from[e].1),

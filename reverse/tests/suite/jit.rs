@@ -494,6 +494,38 @@ fn a_gradient_reads_exp_partials_from_its_values() {
     assert!((fewer - 12 * n as i64).abs() < 64, "{fewer} bytes fewer");
 }
 
+/// A loop whose turns each take a new input and call a built-in rule on it directly: the
+/// call's operand is the turn's input, which no register holds (the code loads it), and the
+/// compiled gradient is the interpreter's, bit for bit, at new points.
+#[test]
+fn a_direct_call_of_its_turns_input_equals_the_interpreter() {
+    let n = 40;
+    let record = |x: &[f64]| {
+        let tape = Tape::replayable();
+        let (mut s, mut xs) = (tape.var(x[0]), vec![]);
+        xs.push(s);
+        for &v in &x[1..] {
+            let x = tape.var(v);
+            s = s * 0.75 + reverse::Float::sin(x) * x;
+            xs.push(x);
+        }
+        (tape.finish(), xs, s)
+    };
+    let x: Vec<f64> = (0..n).map(|i| 0.5 + (i as f64 * 0.37).sin()).collect();
+    let (rec, _, y) = record(&x);
+    let mut compiled = rec.compile_gradient(y).map_err(|e| e.error).unwrap();
+    assert!(compiled.code().loops >= 1, "{:?}", compiled.code());
+    let (mut reference, xs, y) = record(&x);
+    for k in 1..4 {
+        let p: Vec<f64> = x.iter().map(|v| v * (1.0 - 0.2 * k as f64)).collect();
+        let mut g = vec![0.0; n];
+        let value = compiled.gradient(&p, &mut g).unwrap();
+        reference.reevaluate(&p).unwrap();
+        assert_eq!(bits([value]), bits([reference.value(y)]));
+        assert_eq!(bits(g), bits(reference.gradient(y).wrt_all(&xs)));
+    }
+}
+
 /// A recording large enough that the compiler's analysis allocates arrays of several huge
 /// pages (which it asks the kernel to back as such, see `docs/unsafe.md`), compiled to the
 /// interpreter's bits, in code no larger than that of a short one.
