@@ -12,9 +12,11 @@ use super::nodes::{self, Forward, Index, Nodes};
 use super::pass;
 use super::report::{CodeStats, CompileError};
 use super::shape::{self, Region};
+use super::slots::Slots;
 use crate::storage::TapeData;
-use crate::storage::program::{Native, Program};
+use crate::storage::program::{Form, Native, Program};
 use core::time::Duration;
+use cranelift_module::FuncId;
 
 /// The most instructions (estimated) in one compiled function: the register allocator's time
 /// grows faster than linearly with a function's size, so long straight code is cut.
@@ -35,7 +37,7 @@ pub const MOST_LANES: usize = 8;
 
 /// Compiles the program `p` of recording `d` (taken out of it) and keeps the code in it.
 pub(super) fn compile(d: &TapeData<f64>, p: &mut Program<f64>) -> Result<CodeStats, CompileError> {
-    let (code, stats, _) = build(d, p, Target::Full)?;
+    let (code, stats, ..) = build(d, p, Target::Full)?;
     p.derived.put(Native(Box::new(code)));
     Ok(stats)
 }
@@ -58,7 +60,7 @@ pub(super) fn build(
     d: &TapeData<f64>,
     p: &mut Program<f64>,
     target: Target,
-) -> Result<(machine::Code, CodeStats, Option<Edges>), CompileError> {
+) -> Result<(machine::Code, CodeStats, Layout), CompileError> {
     let (y, lanes) = match target {
         Target::Full => (None, 1),
         Target::Gradient(y) => (Some(y), 1),
@@ -124,7 +126,6 @@ pub(super) fn build(
             limit: MOST_INSTRUCTIONS,
         });
     }
-    let mut b = machine::Builder::new().map_err(CompileError::Backend)?;
     // The nests cut into functions of a bounded size (the sweep runs them last to first).
     let mut cuts = vec![0];
     let mut size = 0;
@@ -176,84 +177,73 @@ pub(super) fn build(
         emit::Mode::Full => None,
     };
     let nodes = nodes;
-    let rule = |f: Forward| lens.calls.iter().position(|&c| c == f).expect("listed") as i64;
-    let (mut forward, mut reverse) = (Vec::new(), Vec::new());
-    for w in cuts.windows(2) {
-        let part = &nests[w[0]..w[1]];
-        let passes: &[bool] = if lanes > 1 { &[true] } else { &[false, true] };
-        for &backwards in passes {
-            let id = b
-                .function(|fb, frame, calls| {
-                    let [values, partials, adj, parents] = Env::load_pointers(fb, frame);
-                    // The sweep of any seeds starts at the nest of the last one.
-                    let end = (backwards && y.is_none()).then(|| {
-                        use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64};
-                        fb.ins().load(I64, MemFlagsData::trusted(), frame, ir::END)
-                    });
-                    let env = Env {
-                        nodes: &nodes,
-                        n,
-                        recorded: &p.values,
-                        args,
-                        constants: Default::default(),
-                        frame,
-                        values,
-                        partials,
-                        adj,
-                        parents,
-                        eval: calls.eval,
-                        sweep: calls.sweep,
-                        sweep_lanes: calls.sweep_lanes,
-                        unary: &calls.unary,
-                        winners: calls.winners,
-                        rule: &rule,
-                        mode,
-                        lanes,
-                        end,
-                    };
-                    let live =
-                        |nest: &&shape::Nest| !nest.regions.iter().all(|r| inputs_only(&nodes, r));
-                    if backwards {
-                        for nest in part.iter().rev().filter(live) {
-                            pass::before_end(fb, &env, nest, |fb| pass::nest(fb, &env, nest, true));
-                        }
-                    } else {
-                        for nest in part.iter().filter(live) {
-                            pass::nest(fb, &env, nest, false);
-                        }
-                    }
-                })
-                .map_err(CompileError::Backend)?;
-            if backwards {
-                &mut reverse
-            } else {
-                &mut forward
-            }
-            .push(id);
+    // A gradient's values and adjoints in slots where every line its code reads maps (else
+    // by node, as any other code).
+    let slots = match mode {
+        emit::Mode::Gradient { keep, outside, .. } if edges.is_some() => {
+            let slots = Slots::of(&nodes, &nests, (keep, outside), p.values.len());
+            guards::mapped(&runs, |line, t, o| slots.over(line, t, o)).map(|runs| (slots, runs))
         }
+        _ => None,
+    };
+    let rule = |f: Forward| lens.calls.iter().position(|&c| c == f).expect("listed") as i64;
+    let code = |slots: Option<&Slots>, runs: &[guards::Nest]| {
+        emit_all(
+            &nodes,
+            &nests,
+            &cuts,
+            Emit {
+                n,
+                recorded: &p.values,
+                args,
+                rule: &rule,
+                mode,
+                lanes,
+                y,
+                slots,
+            },
+            runs,
+        )
+    };
+    let (parts, slots) = match slots {
+        Some((slots, mapped)) => {
+            let parts = code(Some(&slots), &mapped)?;
+            if slots.failed() {
+                (code(None, &runs)?, None)
+            } else {
+                (parts, Some(slots))
+            }
+        }
+        None => (code(None, &runs)?, None),
+    };
+    if let Some(slots) = &slots {
+        (lens.nodes, lens.values) = (slots.count(), slots.values());
     }
-    reverse.reverse();
-    let mut checks = Vec::new();
-    if !runs.is_empty() {
-        let id = b
-            .function(|fb, frame, _| {
-                use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64 as word};
-                let f = MemFlagsData::trusted();
-                let values = fb.ins().load(word, f, frame, ir::VALUES);
-                let outcomes = fb.ins().load(word, f, frame, ir::OUTCOMES);
-                let (failed, done) = (fb.create_block(), fb.create_block());
-                guards::emit(fb, values, outcomes, &runs, failed);
-                fb.ins().jump(done, &[]);
-                fb.switch_to_block(failed);
-                fb.seal_block(failed);
-                let one = fb.ins().iconst(word, 1);
-                fb.ins().store(f, one, frame, ir::FAILED);
-                fb.ins().jump(done, &[]);
-                fb.switch_to_block(done);
-                fb.seal_block(done);
+    let Functions {
+        builder: b,
+        forward,
+        reverse,
+        checks,
+    } = parts;
+    // A gradient's calls read the n-ary operands only where one evaluates or sweeps an n-ary
+    // node; else it keeps none.
+    let args_read = y.is_none()
+        || nests.iter().flat_map(|nest| &nest.regions).any(|r| {
+            (0..r.period).any(|j| {
+                let nd = nodes.get(r.start + j);
+                let short = emit::short_dot(mode, lanes, &nodes, (n, p.values.len(), args), r, j);
+                let many = matches!(
+                    nd.forward,
+                    Forward::Call {
+                        form: Form::Many,
+                        ..
+                    }
+                );
+                (many && short.is_none()) || emit::pairs(mode, &nodes, r, j).is_some()
             })
-            .map_err(CompileError::Backend)?;
-        checks.push(id);
+        });
+    if !args_read {
+        lens.args = 0;
     }
     let looped = nests
         .iter()
@@ -285,7 +275,7 @@ pub(super) fn build(
         sliced: nests
             .iter()
             .flat_map(|nest| &nest.regions)
-            .map(|r| emit::sliced(mode, &nodes, r))
+            .map(|r| emit::sliced(mode, &nodes, (args, slots.as_ref()), r))
             .sum(),
     };
     let code = b
@@ -295,7 +285,147 @@ pub(super) fn build(
         bytes: code.bytes(),
         ..stats
     };
-    Ok((code, stats, edges))
+    let layout = Layout {
+        edges,
+        slots,
+        args: args_read,
+    };
+    Ok((code, stats, layout))
+}
+
+/// Where a gradient's code finds what it reads: the edges it keeps (see [`layout`]), its
+/// slots (see [`slots`](super::slots)), and whether its calls read the n-ary operands.
+pub(super) struct Layout {
+    pub edges: Option<Edges>,
+    pub slots: Option<Slots>,
+    pub args: bool,
+}
+
+/// What [`emit_all`] emits the code of, besides the nodes and nests.
+struct Emit<'a> {
+    n: usize,
+    recorded: &'a [f64],
+    args: &'a [u32],
+    rule: &'a dyn Fn(Forward) -> i64,
+    mode: emit::Mode<'a>,
+    lanes: usize,
+    y: Option<u32>,
+    slots: Option<&'a Slots>,
+}
+
+/// The functions of a module: the forward passes, the sweeps and the guards' checks.
+struct Functions {
+    builder: machine::Builder,
+    forward: Vec<FuncId>,
+    reverse: Vec<FuncId>,
+    checks: Vec<FuncId>,
+}
+
+/// The functions of the code of `nests` cut at `cuts`, forward and sweep, and of the checks of
+/// the guards `runs`, in a new module.
+fn emit_all(
+    nodes: &Nodes,
+    nests: &[shape::Nest],
+    cuts: &[usize],
+    e: Emit,
+    runs: &[guards::Nest],
+) -> Result<Functions, CompileError> {
+    let Emit {
+        n,
+        recorded,
+        args,
+        rule,
+        mode,
+        lanes,
+        y,
+        slots,
+    } = e;
+    let mut b = machine::Builder::new().map_err(CompileError::Backend)?;
+    let (mut forward, mut reverse) = (Vec::new(), Vec::new());
+    for w in cuts.windows(2) {
+        let part = &nests[w[0]..w[1]];
+        let passes: &[bool] = if lanes > 1 { &[true] } else { &[false, true] };
+        for &backwards in passes {
+            let id = b
+                .function(|fb, frame, calls| {
+                    let [values, partials, adj, parents] = Env::load_pointers(fb, frame);
+                    // The sweep of any seeds starts at the nest of the last one.
+                    let end = (backwards && y.is_none()).then(|| {
+                        use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64};
+                        fb.ins().load(I64, MemFlagsData::trusted(), frame, ir::END)
+                    });
+                    let env = Env {
+                        nodes,
+                        n,
+                        recorded,
+                        args,
+                        constants: Default::default(),
+                        frame,
+                        values,
+                        partials,
+                        adj,
+                        parents,
+                        eval: calls.eval,
+                        sweep: calls.sweep,
+                        sweep_lanes: calls.sweep_lanes,
+                        unary: &calls.unary,
+                        winners: calls.winners,
+                        rule,
+                        mode,
+                        lanes,
+                        end,
+                        slots,
+                    };
+                    let live =
+                        |nest: &&shape::Nest| !nest.regions.iter().all(|r| inputs_only(nodes, r));
+                    if backwards {
+                        for nest in part.iter().rev().filter(live) {
+                            pass::before_end(fb, &env, nest, |fb| pass::nest(fb, &env, nest, true));
+                        }
+                    } else {
+                        for nest in part.iter().filter(live) {
+                            pass::nest(fb, &env, nest, false);
+                        }
+                    }
+                })
+                .map_err(CompileError::Backend)?;
+            if backwards {
+                &mut reverse
+            } else {
+                &mut forward
+            }
+            .push(id);
+        }
+    }
+    reverse.reverse();
+    let mut checks = Vec::new();
+    if !runs.is_empty() {
+        let id = b
+            .function(|fb, frame, _| {
+                use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types::I64 as word};
+                let f = MemFlagsData::trusted();
+                let values = fb.ins().load(word, f, frame, ir::VALUES);
+                let outcomes = fb.ins().load(word, f, frame, ir::OUTCOMES);
+                let (failed, done) = (fb.create_block(), fb.create_block());
+                guards::emit(fb, values, outcomes, runs, failed);
+                fb.ins().jump(done, &[]);
+                fb.switch_to_block(failed);
+                fb.seal_block(failed);
+                let one = fb.ins().iconst(word, 1);
+                fb.ins().store(f, one, frame, ir::FAILED);
+                fb.ins().jump(done, &[]);
+                fb.switch_to_block(done);
+                fb.seal_block(done);
+            })
+            .map_err(CompileError::Backend)?;
+        checks.push(id);
+    }
+    Ok(Functions {
+        builder: b,
+        forward,
+        reverse,
+        checks,
+    })
 }
 
 /// Whether region `r` holds inputs only, for which neither pass has anything to do (the

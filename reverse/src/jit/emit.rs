@@ -13,12 +13,14 @@
 //! constant `w`, a zero `ā` gives `±0` instead, which adds nothing to any adjoint).
 
 use super::dots;
+use super::flags::body;
 use super::ir::{
     ADJOINTS, PARENTS, PARTIALS, Turn, VALUES, immediate, index, load, read, store, turns,
 };
 use super::machine::{NO_PARTIALS, RUNS};
 use super::nodes::{A, B, E, Forward, Index, Node, Nodes, Reverse};
 use super::shape::{Points, Region};
+use super::slots::Slots;
 use crate::replay::compile::Kernel;
 use crate::storage::op_code::OpCode;
 use crate::storage::program::Form;
@@ -27,6 +29,9 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 use rustc_hash::FxHashMap as HashMap;
+
+/// An index's steps, per turn of its loop and of the loop around it.
+type Step = (i64, i64);
 
 /// What the code of one function reads: the frame, its four arrays, the recording's constants
 /// and n-ary operands, and the calls.
@@ -64,9 +69,31 @@ pub(super) struct Env<'a> {
     /// In the sweep of any seeds, one past the last node whose adjoint may be non-zero (the
     /// frame's `end`): the code skips the nests and turns after it.
     pub end: Option<Value>,
+    /// A gradient's slots (see [`slots`](super::slots)), or none: values and adjoints by node.
+    pub slots: Option<&'a Slots>,
 }
 
 impl Env<'_> {
+    /// Where the code of region `r` finds line `(i, s)` of the values and the adjoints: the
+    /// line itself (by node), or its slots.
+    pub fn at(&self, r: &Region, i: i64, s: Step) -> (i64, Step) {
+        match self.slots {
+            Some(slots) => slots.line(r, (i, s)),
+            None => (i, s),
+        }
+    }
+
+    /// Where the constants start in the values (after the nodes, or after the slots): the
+    /// value indices below it are nodes.
+    pub fn nodes_end(&self) -> usize {
+        self.slots.map_or(self.n, Slots::count)
+    }
+
+    /// [`pairs`] of body node `j` of `r`, as the code reads them (see [`read_pairs`]).
+    pub fn pairs(&self, r: &Region, j: usize) -> Option<(u32, bool)> {
+        read_pairs(self.mode, self.nodes, (self.args, self.slots), r, j)
+    }
+
     /// Loads the frame's pointers at the function's entry.
     pub fn load_pointers(b: &mut FunctionBuilder, frame: Value) -> [Value; 4] {
         let f = MemFlagsData::trusted();
@@ -94,13 +121,6 @@ pub(super) enum Mode<'a> {
     },
 }
 
-/// Body node `j` of `r`'s entry of a flag of [`Mode::Gradient`]: one code serves all its
-/// turns, so the flags hold per body node, at the node of its first turn (see
-/// [`flags::over_turns`](super::flags::over_turns)).
-pub(super) fn body(flag: &[bool], r: &Region, j: usize) -> bool {
-    flag[r.start + j]
-}
-
 /// The forward pass of region `r` (in turn `outer` of the loop around it, if any).
 pub(super) fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Option<Value>) {
     if r.turns == 1 {
@@ -115,10 +135,11 @@ pub(super) fn forward(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Opt
             vec![b.ins().fadd(carried[0], t)]
         });
         let here = Turn { k: None, outer };
-        store(b, total[0], env.values, here, sum as i64, (0, 0));
+        let (at, s) = env.at(r, sum as i64, (0, 0));
+        store(b, total[0], env.values, here, at, s);
         // Its adjoint starts at zero (the seeds and later terms are added in memory).
         let zero = b.ins().f64const(0.0);
-        store(b, zero, env.adj, here, sum as i64, (0, 0));
+        store(b, zero, env.adj, here, at, s);
     } else {
         turns(b, r.turns, false, &[], |b, k, _| {
             forward_turn(b, env, r, Turn { k: Some(k), outer });
@@ -290,13 +311,20 @@ pub(super) fn turn_values(
                 _ => match constant(env, r, j, x) {
                     // From the first turn's slot: one address for every turn.
                     Some(c) => {
-                        let v = read(b, env.values, k, i, (0, 0));
+                        let (i, s) = env.at(r, i, (0, 0));
+                        let v = read(b, env.values, k, i, s);
                         env.constants.borrow_mut().insert(v, c);
                         v
                     }
                     // (The sweep writes no value.)
-                    None if again => read(b, env.values, k, i, s),
-                    None => load(b, env.values, k, i, s),
+                    None if again => {
+                        let (i, s) = env.at(r, i, s);
+                        read(b, env.values, k, i, s)
+                    }
+                    None => {
+                        let (i, s) = env.at(r, i, s);
+                        load(b, env.values, k, i, s)
+                    }
                 },
             }
         };
@@ -328,6 +356,7 @@ pub(super) fn turn_values(
                 v
             }
             Forward::Call { .. } if again => {
+                let (p, q) = env.at(r, p, q);
                 let v = read(b, env.values, k, p, q);
                 if nd.forward.partial_is_value() {
                     weights[j] = [Some(v), None];
@@ -369,7 +398,26 @@ pub(super) fn turn_values(
             Forward::Call { .. } => {
                 let rule = b.ins().iconst(types::I64, (env.rule)(nd.forward));
                 let mut args = [A, B, E].map(|x| index(b, k, at(x).0, at(x).1));
-                if let Some((_, runs)) = pairs(env.mode, env.nodes, r, j) {
+                // A call reads its operands by value index: as slots, where the code has
+                // them (an n-ary node's `a` is an index into its operands). A user's rule may
+                // take one argument: where its second names no slot, it gets an index past
+                // the values, which it would not read silently.
+                if let (Some(slots), Forward::Call { op, form, .. }) = (env.slots, nd.forward)
+                    && form != Form::Many
+                {
+                    let (i, s) = env.at(r, at(A).0, at(A).1);
+                    args[0] = index(b, k, i, s);
+                    let second = match op {
+                        OpCode::Custom => slots.try_line(r, at(B)),
+                        op if op.is_unary() => None,
+                        _ => Some(env.at(r, at(B).0, at(B).1)),
+                    };
+                    args[1] = match second {
+                        Some((i, s)) => index(b, k, i, s),
+                        None => b.ins().iconst(types::I64, i64::from(u32::MAX)),
+                    };
+                }
+                if let Some((_, runs)) = env.pairs(r, j) {
                     let e = if runs { RUNS } else { NO_PARTIALS };
                     args[2] = b.ins().iconst(types::I64, e as i64);
                 }
@@ -390,6 +438,11 @@ pub(super) fn turn_values(
                     let call = matches!(nd.forward, Forward::Call { .. });
                     (call || body(keep, r, j), body(outside, r, j))
                 }
+            };
+            let (p, q) = if keep || zero {
+                env.at(r, p, q)
+            } else {
+                (p, q)
             };
             if keep {
                 store(b, value, env.values, k, p, q);
@@ -428,10 +481,12 @@ pub(super) fn pairs(mode: Mode, nodes: &Nodes, r: &Region, j: usize) -> Option<(
 /// a gradient's code computes itself: of at most [`dots::INLINE_PAIRS`] pairs, not runs (which
 /// are read as slices), in a gradient of one adjoint per node. Its code sweeps it too: pair by
 /// pair, or where it has few enough edges to be swept as weighted edges, so, each partial read
-/// from the operand it is (see [`dots::partials`]); it stores none.
+/// from the operand it is (see [`dots::partials`]); it stores none. As the code indexes the
+/// values: by node, or by slot (where those below [`Env::nodes_end`] are nodes).
 pub(super) fn dot_args(env: &Env, r: &Region, j: usize) -> Option<Vec<dots::Arg>> {
     let arrays = (env.n, env.recorded.len(), env.args);
-    short_dot(env.mode, env.lanes, env.nodes, arrays, r, j)
+    let args = short_dot(env.mode, env.lanes, env.nodes, arrays, r, j)?;
+    Some(args.into_iter().map(|(i, s)| env.at(r, i, s)).collect())
 }
 
 /// [`dot_args`], given the mode, the lanes, the nodes and `(n, values, args)` (as
@@ -467,12 +522,46 @@ pub(super) fn short_dot(
     weighted.is_none_or(|count| count == edges).then_some(args)
 }
 
+/// [`pairs`] of body node `j` of `r` as code that reads the values by `slots` (given the
+/// n-ary operands `args`) reads them: a side that is a run of nodes is read as a slice only
+/// where their slots are consecutive too, in every turn (else pair by pair, to the same bits).
+pub(super) fn read_pairs(
+    mode: Mode,
+    nodes: &Nodes,
+    (args, slots): (&[u32], Option<&Slots>),
+    r: &Region,
+    j: usize,
+) -> Option<(u32, bool)> {
+    let (count, runs) = pairs(mode, nodes, r, j)?;
+    let Some(slots) = slots.filter(|_| runs && count > 1) else {
+        return Some((count, runs));
+    };
+    let nd = nodes.get(r.start + j);
+    let (a, step, outer) = (nd.at(A), r.step[j][A], r.outer_step(j, A));
+    let outers = r.outer.as_ref().map_or(1, |o| o.turns) as i64;
+    let runs = (0..outers).all(|o| {
+        (0..r.turns as i64).all(|k| {
+            let at = (a + k * step + o * outer) as usize;
+            args[at..at + 2].iter().all(|&first| {
+                let side = slots.over((i64::from(first), (1, 0)), count as usize, 1);
+                side.is_some_and(|(_, (s, _))| s == 1)
+            })
+        })
+    });
+    Some((count, runs))
+}
+
 /// The nodes of region `r` (over every turn of the loop around it) that are dot products read
-/// as slices.
-pub(super) fn sliced(mode: Mode, nodes: &Nodes, r: &Region) -> usize {
+/// as slices, by code that reads the values by `slots` (see [`read_pairs`]).
+pub(super) fn sliced(
+    mode: Mode,
+    nodes: &Nodes,
+    arrays: (&[u32], Option<&Slots>),
+    r: &Region,
+) -> usize {
     let turns = r.turns * r.outer.as_ref().map_or(1, |o| o.turns);
     (0..r.period)
-        .filter(|&j| matches!(pairs(mode, nodes, r, j), Some((_, true))))
+        .filter(|&j| matches!(read_pairs(mode, nodes, arrays, r, j), Some((_, true))))
         .count()
         * turns
 }

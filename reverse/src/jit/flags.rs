@@ -121,11 +121,15 @@ pub(super) fn gradient_flags(
     (keep, outside)
 }
 
-/// Makes each of `flags` a body node's (see [`emit::body`]): at the node of each body node's
+/// Body node `j` of `r`'s entry of a flag made a body node's by [`over_turns`]: one code
+/// serves all its turns, so the flags hold per body node, at the node of its first turn.
+pub(super) fn body(flag: &[bool], r: &Region, j: usize) -> bool {
+    flag[r.start + j]
+}
+
+/// Makes each of `flags` a body node's (see [`body`]): at the node of each body node's
 /// first turn, in every region of `nests`, whether it holds in any of its turns (in every
 /// one, for `all`).
-///
-/// [`emit::body`]: super::emit::body
 pub(super) fn over_turns(flag: &mut [bool], nests: &[shape::Nest], all: bool) {
     for r in nests.iter().flat_map(|nest| &nest.regions) {
         let (outer, step) = (r.outer.as_ref()).map_or((1, 0), |o| (o.turns, o.nodes as usize));

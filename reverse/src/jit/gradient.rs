@@ -1,8 +1,10 @@
 //! A gradient compiled alone ([`Recording::compile_gradient`]): its machine code and the
 //! arrays that code reads, kept apart from the recording, which is dropped.
 
+use super::build::Layout;
 use super::machine;
 use super::report::{CodeStats, CompileError};
+use super::slots::Slots;
 use crate::replay::compile::{Operands, slot};
 use crate::replay::{GuardFailure, error};
 use crate::storage::guard::Guard;
@@ -15,7 +17,8 @@ use core::fmt;
 /// that computes, at a new point, the values and the adjoints the gradient needs and checks
 /// the recording's guards. Made by [`Recording::compile_gradient`], which gives it the arrays
 /// its code reads (the n-ary operands, user rules, the edges of its calls) and drops the rest
-/// of the recording: it keeps about one value and one adjoint per node, and of the edges only
+/// of the recording: it keeps a value and an adjoint for each node whose value or adjoint
+/// passes through memory (see [`Recording::compile_gradient`]), and of the edges only
 /// the partials its calls write (and those of `max` and `min`) and the edges its calls sweep.
 ///
 /// Bit for bit the interpreter's gradient (see [the module](crate::jit)). Where a guard fails
@@ -39,9 +42,9 @@ use core::fmt;
 /// ```
 pub struct CompiledGradient {
     code: machine::Code,
-    /// The output, and the input nodes.
+    /// The output's and the inputs' places in the values and adjoints.
     y: u32,
-    inputs: Vec<u32>,
+    inputs: Inputs,
     /// Values (the constants after the nodes), partials (of calls, and the recorded ones of
     /// `max` and `min`), adjoints.
     values: Vec<f64>,
@@ -59,10 +62,56 @@ pub struct CompiledGradient {
     stats: CodeStats,
 }
 
-/// A guard checked by Rust, with the operation and operands of its node if it is a piece's.
+/// A guard checked by Rust, with the operation and operands of its node if it is a piece's,
+/// and where the values hold what it reads (by operand, as the guard names it).
 struct Unchecked {
     guard: Guard,
     piece: Option<(OpCode, [u32; 2])>,
+    at: [(u32, u32); 3],
+}
+
+/// Where the inputs' values and adjoints are: consecutive (as `Tape::vars` records them, and a
+/// gradient's slots keep them), or each apart.
+enum Inputs {
+    Run(core::ops::Range<usize>),
+    Each(Vec<u32>),
+}
+
+impl Inputs {
+    /// The inputs of a recording whose nodes' forms are `forms`, by node or in `slots`.
+    fn of(forms: &[Form], slots: Option<&Slots>) -> Inputs {
+        let nodes: Vec<u32> = (0..forms.len() as u32)
+            .filter(|&i| forms[i as usize] == Form::Input)
+            .collect();
+        let count = nodes.len();
+        let at = |i: u32| slots.map_or(i, |s| s.of_u32(i));
+        let run = match nodes[..] {
+            [first, .., last] if (last - first) as usize + 1 == count => match slots {
+                Some(s) => s.over((i64::from(first), (1, 0)), count, 1),
+                None => Some((i64::from(first), (1, 0))),
+            },
+            _ => None,
+        };
+        match run {
+            Some((first, (1, _))) => Inputs::Run(first as usize..first as usize + count),
+            _ => Inputs::Each(nodes.into_iter().map(at).collect()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Inputs::Run(at) => at.len(),
+            Inputs::Each(at) => at.len(),
+        }
+    }
+
+    /// The `u32`s kept.
+    fn kept(&self) -> usize {
+        match self {
+            Inputs::Run(_) => 0,
+            Inputs::Each(at) => at.capacity(),
+        }
+    }
 }
 
 /// Why a [`CompiledGradient`] gave no gradient at a point.
@@ -154,38 +203,64 @@ impl CompiledGradient {
     pub(super) fn take(
         rec: &mut Recording<f64>,
         code: machine::Code,
-        edges: Option<super::layout::Edges>,
+        layout: Layout,
         y: u32,
         mut stats: CodeStats,
         start: std::time::Instant,
     ) -> CompiledGradient {
+        let Layout {
+            edges,
+            slots,
+            args: keeps_args,
+        } = layout;
         rec.with_data_mut(|d| {
             let mut p = d.program.take().expect("compiled, so replayable");
             let n = d.len();
-            let inputs = (0..n as u32)
-                .filter(|&i| p.forms[i as usize] == Form::Input)
-                .collect();
-            let args = p
+            // Where the code finds each value index (a node, or a constant after them): its
+            // slot, or itself.
+            let at = |i: u32| slots.as_ref().map_or(i, |s| s.of_u32(i));
+            let inputs = Inputs::of(&p.forms, slots.as_ref());
+            let mut args = p
                 .derived
                 .take::<Operands>()
                 .expect("prepared when compiled")
                 .args;
-            let unchecked = code
+            if !keeps_args {
+                args = Vec::new();
+            }
+            // (An operand without a slot is one no call reads: `NONE`, past the values.)
+            if slots.is_some() {
+                args.iter_mut().for_each(|a| *a = at(*a));
+            }
+            let unchecked: Vec<Unchecked> = code
                 .unchecked()
                 .iter()
                 .map(|&k| {
                     let guard = p.guards[k as usize];
+                    use crate::storage::guard::Kind;
                     let piece = match guard.kind {
-                        crate::storage::guard::Kind::Piece { node } => {
+                        Kind::Piece { node } => {
                             Some((p.ops[node as usize], p.operands[node as usize]))
                         }
                         _ => None,
                     };
-                    Unchecked { guard, piece }
+                    let reads = match guard.kind {
+                        Kind::Compare { a, b, .. } => [a, b, b],
+                        Kind::Test { a, .. } => [a; 3],
+                        Kind::Piece { node } => {
+                            let [a, b] = p.operands[node as usize];
+                            [a, b, node]
+                        }
+                    };
+                    let at = reads.map(|r| (r, at(slot(r, n))));
+                    Unchecked { guard, piece, at }
                 })
                 .collect();
             let mut values = core::mem::take(&mut p.values);
-            values.shrink_to_fit();
+            match &slots {
+                Some(s) => s.gather(&mut values),
+                None => values.shrink_to_fit(),
+            }
             let mut forms = core::mem::take(&mut p.forms);
             forms.shrink_to_fit();
             let rules = core::mem::take(&mut p.rules);
@@ -193,7 +268,7 @@ impl CompiledGradient {
             // The edges the code reads (the recorded partials among them: those of `max` and
             // `min` stay valid while their guards hold; calls overwrite their own), where the
             // compiler laid them out, else the recording's.
-            let (partials, parents, units) = match edges {
+            let (partials, mut parents, mut units) = match edges {
                 Some(e) => {
                     d.take_edges();
                     (e.partials, e.parents, e.units)
@@ -204,6 +279,15 @@ impl CompiledGradient {
                     (partials, parents, units)
                 }
             };
+            if slots.is_some() {
+                // (A parent without a slot is one no sweep reads: padding.)
+                parents.iter_mut().for_each(|q| *q = at(*q));
+                for q in &mut units {
+                    *q = at(*q & !crate::storage::NEG) | (*q & crate::storage::NEG);
+                }
+            }
+            let adj = vec![0.0; slots.as_ref().map_or(n, |s| s.count())];
+            let y = at(y);
             stats.time = start.elapsed();
             CompiledGradient {
                 code,
@@ -211,7 +295,7 @@ impl CompiledGradient {
                 inputs,
                 values,
                 partials,
-                adj: vec![0.0; n],
+                adj,
                 args,
                 rules,
                 forms,
@@ -269,20 +353,13 @@ impl CompiledGradient {
                 grad: grad.len(),
             });
         }
-        // Consecutive inputs, as `Tape::vars` makes them: slices.
-        let run = match inputs[..] {
-            [first, .., last] if (last - first) as usize + 1 == inputs.len() => {
-                Some(first as usize..last as usize + 1)
-            }
-            _ => None,
-        };
-        match &run {
-            Some(at) => {
+        match inputs {
+            Inputs::Run(at) => {
                 values[at.clone()].copy_from_slice(x);
                 adj[at.clone()].fill(0.0);
             }
-            None => {
-                for (&i, &v) in inputs.iter().zip(x) {
+            Inputs::Each(at) => {
+                for (&i, &v) in at.iter().zip(x) {
                     values[i as usize] = v;
                     adj[i as usize] = 0.0;
                 }
@@ -303,10 +380,10 @@ impl CompiledGradient {
             };
         }
         code.gradient(true, arrays!());
-        let n = adj.len();
         let held = code.checks_hold(arrays!())
             && unchecked.iter().all(|u| {
-                let value = |r: u32| values[slot(r, n) as usize];
+                let at = |r: u32| u.at.iter().find(|a| a.0 == r).expect("listed").1;
+                let value = |r: u32| values[at(r) as usize];
                 let piece = |_| u.piece.expect("a piece's guard");
                 u.guard.outcome_with(value, piece) == u.guard.outcome
             });
@@ -315,10 +392,10 @@ impl CompiledGradient {
         }
         adj[*y as usize] += 1.0;
         code.gradient(false, arrays!());
-        match run {
-            Some(at) => grad.copy_from_slice(&adj[at]),
-            None => {
-                for (g, &i) in grad.iter_mut().zip(inputs.iter()) {
+        match inputs {
+            Inputs::Run(at) => grad.copy_from_slice(&adj[at.clone()]),
+            Inputs::Each(at) => {
+                for (g, &i) in grad.iter_mut().zip(at.iter()) {
                     *g = adj[i as usize];
                 }
             }
@@ -411,14 +488,15 @@ impl CompiledGradient {
     /// let x = tape.vars(&[1.0; 100]);
     /// let y = x.iter().fold(x[0], |s, &v| s * v);
     /// let g = tape.finish().compile_gradient(y)?;
-    /// assert!(g.kept_bytes() >= 2 * 8 * 200); // a value and an adjoint per node
+    /// // A value and an adjoint for each input and each product (the next turn reads it).
+    /// assert!(g.kept_bytes() >= 2 * 8 * 200);
     /// # }
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn kept_bytes(&self) -> usize {
         self.code.kept_bytes()
             + 8 * (self.values.capacity() + self.partials.capacity() + self.adj.capacity())
-            + 4 * (self.inputs.capacity()
+            + 4 * (self.inputs.kept()
                 + self.args.capacity()
                 + self.parents.capacity()
                 + self.units.capacity())

@@ -355,6 +355,25 @@ pub(super) fn in_bounds(nests: &[Nest], values: usize, guards: usize) -> Result<
     Ok(())
 }
 
+/// `nests` reading the values through `map`, which maps a line of value indices over its
+/// turns (of the run, of the rows) to another (a gradient's slots); `None` where some line
+/// does not map.
+pub(super) fn mapped(
+    nests: &[Nest],
+    map: impl Fn((i64, (i64, i64)), usize, usize) -> Option<(i64, (i64, i64))>,
+) -> Option<Vec<Nest>> {
+    let mut out = nests.to_vec();
+    for nest in &mut out {
+        for r in &mut nest.body {
+            for x in 0..2 {
+                let (at, (step, row)) = map((r.at[x], (r.step[x], r.row[x])), r.turns, nest.rows)?;
+                (r.at[x], r.step[x], r.row[x]) = (at, step, row);
+            }
+        }
+    }
+    Some(out)
+}
+
 /// The guards `nests` check.
 pub(super) fn count(nests: &[Nest]) -> usize {
     nests

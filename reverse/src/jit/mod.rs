@@ -97,6 +97,7 @@ mod pages;
 mod pass;
 mod report;
 mod shape;
+mod slots;
 mod sweep;
 
 pub use build::{MOST_INSTRUCTIONS, MOST_LANES, MOST_NODES};
@@ -235,7 +236,7 @@ impl<T: Op> Recording<T> {
             let out = if compiled {
                 Ok(None)
             } else {
-                build(d, &mut p, Target::Lanes(lanes)).map(|(code, stats, _)| Some((code, stats)))
+                build(d, &mut p, Target::Lanes(lanes)).map(|(code, stats, ..)| Some((code, stats)))
             };
             let out = out.map(|made| match made {
                 Some((code, stats)) => {
@@ -285,9 +286,10 @@ impl Recording<f64> {
     /// that only the turn adds to is never stored. Same bits as the interpreter's gradient.
     ///
     /// The recording is consumed: the compiled gradient keeps the arrays its code reads (the
-    /// n-ary operands, the user rules, a value and an adjoint per node, and of the edges those
-    /// of its calls, laid out anew) and the rest is dropped, so that it holds little more
-    /// memory than the recording it came from.
+    /// n-ary operands its calls read, the user rules, a value and an adjoint for each node
+    /// whose value or adjoint passes through memory, and of the edges those of its calls, laid
+    /// out anew) and the rest is dropped, so that it holds little more memory than the
+    /// recording it came from.
     ///
     /// # Errors
     ///
@@ -322,8 +324,8 @@ impl Recording<f64> {
             out
         });
         match built {
-            Ok((code, stats, edges)) => Ok(CompiledGradient::take(
-                &mut self, code, edges, node, stats, start,
+            Ok((code, stats, layout)) => Ok(CompiledGradient::take(
+                &mut self, code, layout, node, stats, start,
             )),
             Err(error) => Err(NotCompiled {
                 error,

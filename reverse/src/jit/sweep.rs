@@ -12,7 +12,8 @@
 
 use super::cells::Cells;
 use super::dots;
-use super::emit::{Env, Mode, body, dot_args, known, pairs, turn_values};
+use super::emit::{Env, Mode, dot_args, known, pairs, turn_values};
+use super::flags::body;
 use super::ir::{Turn, index, load, load_as, load_u32, read, store, turns, turns_from};
 use super::machine::{PAIRS, RUN_PAIRS, UNIT, WEIGHTED};
 use super::nodes::{A, Forward, Index, LO, MAX_EDGES, Node, PARENT, Reverse};
@@ -47,16 +48,33 @@ fn splat(b: &mut FunctionBuilder, env: &Env, x: Value) -> Value {
     }
 }
 
-/// The values of adjoint `i + k · step` (lane `l` at `i · lanes + l`).
-fn load_adj(b: &mut FunctionBuilder, env: &Env, k: Turn, i: i64, s: Step) -> Vec<Value> {
+/// The values of adjoint `i + k · step` of region `r`'s code (lane `l` at `i · lanes + l`).
+fn load_adj(
+    b: &mut FunctionBuilder,
+    env: &Env,
+    r: &Region,
+    k: Turn,
+    i: i64,
+    s: Step,
+) -> Vec<Value> {
+    let (i, s) = env.at(r, i, s);
     let (q, t) = (env.lanes as i64, ty(env));
     (0..width(env) as i64)
         .map(|v| load_as(b, t, env.adj, k, i * q + 2 * v, (s.0 * q, s.1 * q)))
         .collect()
 }
 
-/// Stores the values `v` of adjoint `i + k · step`.
-fn store_adj(b: &mut FunctionBuilder, env: &Env, v: &[Value], k: Turn, i: i64, s: Step) {
+/// Stores the values `v` of adjoint `i + k · step` of region `r`'s code.
+fn store_adj(
+    b: &mut FunctionBuilder,
+    env: &Env,
+    r: &Region,
+    v: &[Value],
+    k: Turn,
+    i: i64,
+    s: Step,
+) {
+    let (i, s) = env.at(r, i, s);
     let q = env.lanes as i64;
     for (l, &v) in (0..).zip(v) {
         store(b, v, env.adj, k, i * q + 2 * l, (s.0 * q, s.1 * q));
@@ -85,9 +103,10 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Opt
     let straight = Turn { k: None, outer };
     // A folded sum's adjoint (a gradient's, one lane): each turn's term starts from it
     // (0 + ā, ā never −0).
-    let seed = r
-        .fold
-        .map(|(j, sum)| (j, load(b, env.adj, straight, sum as i64, (0, 0))));
+    let seed = r.fold.map(|(j, sum)| {
+        let (at, s) = env.at(r, sum as i64, (0, 0));
+        (j, load(b, env.adj, straight, at, s))
+    });
     match &cells {
         None if r.turns == 1 => {
             reverse_turn(b, env, r, straight, None, &[], None);
@@ -111,7 +130,7 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Opt
             let init: Vec<Value> = c
                 .carried
                 .iter()
-                .flat_map(|&i| load_adj(b, env, straight, c.first[i] + last * c.step[i], (0, 0)))
+                .flat_map(|&i| load_adj(b, env, r, straight, c.first[i] + last * c.step[i], (0, 0)))
                 .collect();
             let out = turns(b, r.turns, true, &init, |b, k, carried| {
                 reverse_turn(
@@ -126,7 +145,7 @@ pub(super) fn reverse(b: &mut FunctionBuilder, env: &Env, r: &Region, outer: Opt
             });
             // Out of the last turn (k = 0), each carried cell's sum.
             for (&i, v) in c.carried.iter().zip(out.chunks(width(env))) {
-                store_adj(b, env, v, straight, c.first[i], (0, 0));
+                store_adj(b, env, r, v, straight, c.first[i], (0, 0));
             }
         }
     }
@@ -191,11 +210,11 @@ fn reverse_turn(
         let a = match acc[j].take() {
             Some(a) => {
                 if matches!(env.mode, Mode::Full) || input {
-                    store_adj(b, env, &a, k, p, q);
+                    store_adj(b, env, r, &a, k, p, q);
                 }
                 a
             }
-            None if outside(j) => load_adj(b, env, k, p, q),
+            None if outside(j) => load_adj(b, env, r, k, p, q),
             // No term reached this node: its adjoint is +0, whose terms add nothing.
             None => continue,
         };
@@ -213,7 +232,7 @@ fn reverse_turn(
                 if held.is_none() {
                     let v = match from.and_then(carried_into) {
                         Some(v) => v,
-                        None => load_adj(b, env, k, i, s),
+                        None => load_adj(b, env, r, k, i, s),
                     };
                     *held = Some(v);
                 }
@@ -250,7 +269,7 @@ fn reverse_turn(
                 Some(Points::Turn(t)) if carry => {
                     let sum = match acc[t].take() {
                         Some(sum) => sum,
-                        None if outside(t) => load_adj(b, env, k, i, s),
+                        None if outside(t) => load_adj(b, env, r, k, i, s),
                         // The first term, as it is (see `first_term`).
                         None if first_term && !minus => {
                             acc[t] = Some(term.to_vec());
@@ -267,15 +286,15 @@ fn reverse_turn(
                             Some(sum) => sum,
                             None => match carried_into(class) {
                                 Some(v) => v,
-                                None => load_adj(b, env, k, i, s),
+                                None => load_adj(b, env, r, k, i, s),
                             },
                         };
                         sums[class] = Some(add_lanes(b, &sum, term, minus));
                     }
                     None => {
-                        let sum = load_adj(b, env, k, i, s);
+                        let sum = load_adj(b, env, r, k, i, s);
                         let sum = add_lanes(b, &sum, term, minus);
-                        store_adj(b, env, &sum, k, i, s);
+                        store_adj(b, env, r, &sum, k, i, s);
                     }
                 },
             }
@@ -285,7 +304,9 @@ fn reverse_turn(
             Reverse::Weighted(count) => {
                 let (lo, dlo) = at(LO);
                 // A short dot product's: its operands' values.
-                let from = dot.as_ref().map(|args| dots::partials(args, env.n));
+                let from = dot
+                    .as_ref()
+                    .map(|args| dots::partials(args, env.nodes_end()));
                 for e in 0..count as usize {
                     // Recomputed (inline, in a gradient; `exp`'s, its value), else as the forward
                     // pass stored it.
@@ -310,7 +331,7 @@ fn reverse_turn(
             // A short dot product (see `dot_args`): the terms of each pair's two sides, as
             // the call below adds them, each operand's partial the other's value.
             Reverse::Call { .. } if dot.is_some() => {
-                let arrays = (env.values, env.adj, env.n);
+                let arrays = (env.values, env.adj, env.nodes_end());
                 let args = dot.as_ref().expect("tested");
                 let term =
                     |b: &mut FunctionBuilder, w| structural(b, env, w, a[0], zeros, nothings);
@@ -326,7 +347,7 @@ fn reverse_turn(
             {
                 let (lo, dlo) = at(LO);
                 // (Within the adjoints whatever the array holds: it holds nodes.)
-                let last = b.ins().iconst(types::I64, env.n as i64 - 1);
+                let last = b.ins().iconst(types::I64, env.nodes_end() as i64 - 1);
                 let f = MemFlagsData::trusted();
                 for e in 0..i64::from(count) {
                     let w = read(b, env.partials, k, lo + e, dlo);
@@ -341,7 +362,7 @@ fn reverse_turn(
                 }
             }
             Reverse::Call { unit, count } => {
-                let (lo, count, kind) = match pairs(env.mode, env.nodes, r, j) {
+                let (lo, count, kind) = match env.pairs(r, j) {
                     Some((pairs, runs)) => (at(A), pairs, if runs { RUN_PAIRS } else { PAIRS }),
                     None => (at(LO), count, if unit { UNIT } else { WEIGHTED }),
                 };
@@ -389,13 +410,13 @@ fn reverse_turn(
         if c.next[i].is_none()
             && let Some(v) = &finals[i]
         {
-            store_adj(b, env, v, k, c.first[i], (c.step[i], 0));
+            store_adj(b, env, r, v, k, c.first[i], (c.step[i], 0));
         }
     }
     for &i in &c.carried {
         match &finals[i] {
             Some(v) => out.extend_from_slice(v),
-            None => out.extend(load_adj(b, env, k, c.first[i], (c.step[i], 0))),
+            None => out.extend(load_adj(b, env, r, k, c.first[i], (c.step[i], 0))),
         }
     }
     out

@@ -526,6 +526,73 @@ fn a_direct_call_of_its_turns_input_equals_the_interpreter() {
     }
 }
 
+/// A recurrence whose first step is peeled (straight code that the loop's first turn reads as
+/// the turn before it), as an ODE solver records one: its gradient keeps a value and an
+/// adjoint only for the nodes of each turn that pass through memory (the two carried to the
+/// next turn and the input), numbered in slots, not 16 bytes for every node; and it gives the
+/// interpreter's bits.
+#[test]
+fn a_peeled_recurrence_keeps_slots_only_for_what_passes_through_memory() {
+    let n = 300;
+    let record = |xs: &[Var]| {
+        let (mut t, mut u) = (xs[0] * 0.5, xs[0] + 1.0);
+        for &x in &xs[1..] {
+            let a = x * t;
+            let b = a * 0.25 + u;
+            let c = b * b - a;
+            (t, u) = (c / 3.0 + t * 0.5, u * 0.75 + b);
+        }
+        vec![t + u]
+    };
+    let x: Vec<f64> = (0..n)
+        .map(|i| 0.3 + 0.2 * (i as f64 * 0.37).sin())
+        .collect();
+    let points: Vec<Vec<f64>> = (1..3)
+        .map(|k| x.iter().map(|v| v * (1.0 - 0.1 * k as f64)).collect())
+        .collect();
+    compiled_agrees(&x, &points, &record, 1).unwrap();
+    let (rec, _, vs) = recording(&x, &record);
+    let g = rec
+        .compile_gradient(vs[vs.len() - 1])
+        .map_err(|e| e.error)
+        .unwrap();
+    let code = g.code();
+    assert!(code.loops >= 1, "{code:?}");
+    // By node, the nodes' values and adjoints alone would take 16 bytes a node (the constants,
+    // four a turn, and the code come on top).
+    let kept = g.kept_bytes() - code.bytes;
+    assert!(kept < 16 * code.nodes, "{kept} bytes kept for {code:?}");
+}
+
+/// A dot product whose sides are runs of values that straight code computes just before a
+/// loop, which takes some of them for its turn before the first: their slots are then not
+/// consecutive, and the gradient reads them pair by pair instead of as a slice, to the
+/// interpreter's bits.
+#[test]
+fn a_run_whose_slots_are_not_consecutive_is_read_pair_by_pair() {
+    use reverse::Float;
+    let record = |xs: &[Var]| {
+        let v = [
+            xs[0] * 1.5,
+            xs[1].sin(),
+            xs[2] + 1.0,
+            xs[3].exp(),
+            xs[4] / 3.0,
+        ];
+        let terms = (0..8).map(|k| {
+            let row: Vec<Var> = (0..5)
+                .map(|j| Var::constant((k * 5 + j) as f64 * 0.1 - 1.0))
+                .collect();
+            let e = Var::dot(&v, &row) - 0.5;
+            e * e
+        });
+        vec![terms.sum::<Var>()]
+    };
+    let x = [0.3, -0.7, 1.1, 0.2, -1.4];
+    let points = [vec![0.5, 0.1, -0.3, 0.9, 0.4]];
+    compiled_agrees(&x, &points, &record, 1).unwrap();
+}
+
 /// A recording large enough that the compiler's analysis allocates arrays of several huge
 /// pages (which it asks the kernel to back as such, see `docs/unsafe.md`), compiled to the
 /// interpreter's bits, in code no larger than that of a short one.
